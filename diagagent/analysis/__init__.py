@@ -1,0 +1,4 @@
+"""Evidence producers: one pure, LLM-free analyzer per telemetry part, each returning pydantic findings.
+
+logs (L4), flows (LLMPrism), stacks (ByteRobust), health probes.
+"""

@@ -1,0 +1,100 @@
+"""The one Settings object: every knob diagagent has, from env `DIAGAGENT_*` and an optional `diagagent.toml`.
+
+Nothing reads the environment anywhere else; build a Settings with `Settings.load()` and pass it down.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+Executor = Literal["dry-run", "slurm", "kubernetes", "script"]
+Embedding = Literal["hashing", "minilm", "openai"]
+
+
+def _default_state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "diagagent"
+
+
+class Settings(BaseSettings):
+    """Configuration, highest precedence first: constructor arguments, env `DIAGAGENT_*`, `diagagent.toml`."""
+
+    model_config = SettingsConfigDict(env_prefix="DIAGAGENT_", extra="ignore", toml_file=None)
+
+    jobs_dir: Path = Field(Path("jobs"), description="Where `JobStore` finds <job_id>/ bundles.")
+    state_dir: Path = Field(default_factory=_default_state_dir, description="Ledger, schema cache, normal pool.")
+
+    llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint; none means the playbook.")
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: SecretStr | None = Field(None, description="Falls back to OPENAI_API_KEY.")
+    llm_timeout_s: float = 120.0
+    llm_max_steps: int = 12
+
+    chroma_path: Path | None = Field(None, description="Embedded chromadb path; default <state_dir>/chroma.")
+    chroma_url: str | None = Field(None, description="A shared Chroma server (HttpClient) instead of embedded.")
+    embedding: Embedding = "hashing"
+    embedding_url: str | None = None
+    embedding_model: str = "text-embedding-3-small"
+
+    approvers: list[str] = Field(default_factory=list, description="Who may approve actions (user ids).")
+    executor: Executor = "dry-run"
+
+    tools_dir: Path | None = Field(None, description="A local copy of tools/ to use instead of the packaged one.")
+    prompts_dir: Path | None = None
+    knowledge_dir: Path | None = None
+
+    slack_bot_token: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_path = Path(os.environ.get("DIAGAGENT_CONFIG", "diagagent.toml"))
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml_path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
+        return tuple(sources)
+
+    @classmethod
+    def load(cls, **overrides: object) -> Settings:
+        """Settings from the environment and `diagagent.toml` (or `$DIAGAGENT_CONFIG`), with overrides on top."""
+        return cls(**overrides)
+
+    def api_key(self) -> str | None:
+        if self.llm_api_key is not None:
+            return self.llm_api_key.get_secret_value()
+        return os.environ.get("OPENAI_API_KEY")
+
+    def chroma_dir(self) -> Path:
+        return self.chroma_path or self.state_dir / "chroma"
+
+    def content_dir(self, kind: Literal["tools", "prompts", "knowledge"]) -> Path:
+        """The SRE-editable content folder: the configured local copy, else the one shipped with the package."""
+        override = {"tools": self.tools_dir, "prompts": self.prompts_dir, "knowledge": self.knowledge_dir}[kind]
+        return override if override is not None else packaged_content_dir(kind)
+
+
+def packaged_content_dir(kind: str) -> Path:
+    """`tools/`, `prompts/` or `knowledge/`: inside the wheel, or at the top of a source checkout."""
+    package = Path(__file__).resolve().parent
+    installed = package / "_content" / kind
+    if installed.is_dir():
+        return installed
+    return package.parent / kind
