@@ -1,0 +1,167 @@
+"""Present an eval run: the stable JSON, rich tables for the terminal, and Markdown for evals/results and the README.
+
+Each case set gets an overall table (metric x predictor) and, per metric, a table by the truth's category.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+
+from diagagent.evaluation.metrics import CaseScore, Report, aggregate, report_json
+from diagagent.evaluation.runner import EvalRun
+
+MARK_BEGIN = "<!-- diagagent-eval:begin -->"
+MARK_END = "<!-- diagagent-eval:end -->"
+
+
+class Metric(NamedTuple):
+    label: str
+    report_path: tuple[str, ...]  # where the mean sits in a Report
+    case_path: tuple[str, ...]  # where a case's value sits in a CaseScore
+
+
+METRICS = [
+    Metric("category_accuracy", ("category_accuracy",), ("category_accuracy",)),
+    Metric("fault_accuracy", ("fault_accuracy",), ("fault_accuracy",)),
+    *(Metric(f"nodes.{k}", ("nodes", k), ("nodes", k)) for k in ("top1", "top3", "top5", "f1")),
+    *(Metric(f"events.{k}", ("events", k), ("events", k)) for k in ("precision", "recall", "f1", "recall_at_5")),
+    Metric("stage_accuracy", ("stage_accuracy",), ("stage_accuracy",)),
+    Metric("iteration_accuracy", ("iteration_accuracy",), ("iteration_accuracy",)),
+    Metric("iteration_within_1", ("iteration_within_1",), ("iteration_within_1",)),
+    Metric("action_accuracy", ("action_accuracy",), ("action_accuracy",)),
+    Metric("seconds_per_case", ("seconds_per_case",), ("seconds",)),
+]
+LLM_METRICS = [Metric(f"llm.{k}", ("llm", k), (k,)) for k in ("llm_calls", "tokens_in", "tokens_out")]
+
+
+def _get(model: BaseModel | None, path: tuple[str, ...]) -> float | None:
+    for name in path:
+        if model is None:
+            return None
+        model = getattr(model, name)
+    return model  # type: ignore[return-value]
+
+
+def scored_count(scores: list[CaseScore], metric: Metric) -> int:
+    return sum(_get(s, metric.case_path) is not None for s in scores)
+
+
+def eval_json(run: EvalRun, agent: str | None) -> dict:
+    """The stable output: the agent's report (all null when no agent ran) with each baseline's report inside."""
+    baselines = {name: report_json(aggregate(scores)) for name, scores in run.scores.items() if name != agent}
+    if agent is not None:
+        main = report_json(aggregate(run.scores[agent]))
+    else:
+        cases = len(next(iter(run.scores.values()), []))
+        main = report_json(Report(cases=cases))
+    return {**main, "baselines": baselines}
+
+
+def _format(value: float | None, metric: Metric) -> str:
+    if value is None:
+        return "-"
+    if metric.label == "seconds_per_case":
+        return f"{value:.3f} s"
+    if metric.label.startswith("llm."):
+        return f"{value:.0f}"
+    return f"{value:.2f}"
+
+
+def _metrics_for(run: EvalRun) -> list[Metric]:
+    uses_llm = any(s.llm_calls is not None for scores in run.scores.values() for s in scores)
+    return METRICS + (LLM_METRICS if uses_llm else [])
+
+
+def _in_set(scores: list[CaseScore], set_name: str) -> list[CaseScore]:
+    return [s for s in scores if s.set == set_name]
+
+
+def _categories(scores: list[CaseScore]) -> list[str]:
+    return sorted({s.category or "unstated" for s in scores})
+
+
+def overall_rows(run: EvalRun, set_name: str) -> list[list[str]]:
+    """metric, n, then one cell per predictor."""
+    reports = {name: aggregate(_in_set(scores, set_name)) for name, scores in run.scores.items()}
+    first = _in_set(next(iter(run.scores.values())), set_name)
+    return [[m.label, str(scored_count(first, m)), *(_format(_get(r, m.report_path), m) for r in reports.values())]
+            for m in _metrics_for(run)]
+
+
+def category_rows(run: EvalRun, set_name: str, metric: Metric) -> list[list[str]]:
+    """category (n), then one cell per predictor: the metric over that category's cases."""
+    first = _in_set(next(iter(run.scores.values())), set_name)
+    rows = []
+    for category in _categories(first):
+        cells = []
+        for scores in run.scores.values():
+            subset = [s for s in _in_set(scores, set_name) if (s.category or "unstated") == category]
+            cells.append(_format(_get(aggregate(subset), metric.report_path), metric))
+        n = scored_count([s for s in first if (s.category or "unstated") == category], metric)
+        rows.append([f"{category} ({n})", *cells])
+    return rows
+
+
+def render_terminal(run: EvalRun, console: Console) -> None:
+    names = list(run.scores)
+    for set_name in run.sets:
+        cases = len(_in_set(run.scores[names[0]], set_name))
+        table = Table(title=f"{set_name}: {cases} cases", title_justify="left")
+        for col in ("metric", "n", *names):
+            table.add_column(col, justify="left" if col == "metric" else "right")
+        for row in overall_rows(run, set_name):
+            table.add_row(*row)
+        console.print(table)
+        for metric in _metrics_for(run):
+            by_cat = Table(title=f"{set_name}: {metric.label} by category", title_justify="left")
+            for col in ("category (n)", *names):
+                by_cat.add_column(col, justify="left" if col == "category (n)" else "right")
+            for row in category_rows(run, set_name, metric):
+                by_cat.add_row(*row)
+            console.print(by_cat)
+    for problem in run.skipped:
+        console.print(f"[yellow]skipped[/] {problem}", soft_wrap=True)
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    align = ["---"] + ["---:"] * (len(header) - 1)
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(run: EvalRun, by_category: bool = True) -> str:
+    """Per case set: the overall table, then (optionally) one by-category table per metric."""
+    names = list(run.scores)
+    parts = []
+    for set_name in run.sets:
+        cases = len(_in_set(run.scores[names[0]], set_name))
+        parts.append(f"### {set_name} ({cases} cases)\n")
+        parts.append(_md_table(["metric", "n", *names], overall_rows(run, set_name)) + "\n")
+        if by_category:
+            for metric in _metrics_for(run):
+                parts.append(f"#### {set_name}: {metric.label} by category\n")
+                parts.append(_md_table(["category (n)", *names], category_rows(run, set_name, metric)) + "\n")
+    if run.skipped:
+        parts.append("Skipped: " + "; ".join(run.skipped) + "\n")
+    return "\n".join(parts)
+
+
+def write_markdown(path: Path, run: EvalRun) -> None:
+    """Write the report; into a file that holds the begin/end markers (a README), only the overall tables go
+    between them and the rest of the file stays as it is."""
+    path = Path(path)
+    existing = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if MARK_BEGIN in existing and MARK_END in existing:
+        body = f"{MARK_BEGIN}\n{render_markdown(run, by_category=False)}\n{MARK_END}"
+        pattern = re.compile(re.escape(MARK_BEGIN) + ".*?" + re.escape(MARK_END), re.DOTALL)
+        path.write_text(pattern.sub(lambda _: body, existing, count=1), encoding="utf-8")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# diagagent eval\n\n" + render_markdown(run), encoding="utf-8")
