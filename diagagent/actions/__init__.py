@@ -2,3 +2,22 @@
 
 Only an authorized operator's approval moves a proposal to an executor.
 """
+
+from diagagent.actions.executors import ExecutionPlan, PolicyUnchecked, approve_and_execute, current_policy, plan
+from diagagent.actions.ledger import (
+    AuditRecord,
+    EntryState,
+    Ledger,
+    LedgerEntry,
+    LedgerError,
+    NotAuthorized,
+    NotPending,
+    UnknownEntry,
+)
+from diagagent.actions.policy import PolicyResult, check
+from diagagent.actions.proposals import propose
+from diagagent.actions.templates import TemplateError, UnsafeValue
+
+__all__ = ["AuditRecord", "EntryState", "ExecutionPlan", "Ledger", "LedgerEntry", "LedgerError", "NotAuthorized",
+           "NotPending", "PolicyResult", "PolicyUnchecked", "TemplateError", "UnknownEntry", "UnsafeValue",
+           "approve_and_execute", "check", "current_policy", "plan", "propose"]
