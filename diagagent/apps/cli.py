@@ -13,6 +13,7 @@ import typer
 COMMAND_MODULES = [
     "diagagent.apps.cmd_show",
     "diagagent.apps.cmd_actions",
+    "diagagent.apps.cmd_eval",
 ]
 
 
