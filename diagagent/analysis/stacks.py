@@ -1,0 +1,636 @@
+"""Stack aggregation for hangs and stragglers (ByteRobust): cluster per-rank py-spy stacks, name the outliers,
+and pick the parallel group to over-evict, with Flight Recorder words for what the stacks show.
+
+`analyze_stacks(bundle) -> StackFindings`; pure and LLM-free. A bundle without stacks gets findings saying so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from diagagent.analysis.pyspy import Frame, parse_dump
+from diagagent.telemetry import Bundle, Job
+
+GroupKind = Literal["tp", "cp", "pp", "dp", "node"]
+FrState = Literal["matched", "callsite_mismatch", "type_mismatch", "not_joined"]
+KIND_ORDER: tuple[GroupKind, ...] = ("tp", "cp", "pp", "dp", "node")
+
+COLLECTIVES = frozenset({
+    "all_reduce", "all_gather", "all_gather_into_tensor", "_all_gather_base", "all_gather_object",
+    "all_gather_coalesced", "all_reduce_coalesced", "reduce_scatter", "reduce_scatter_tensor",
+    "_reduce_scatter_base", "broadcast", "broadcast_object_list", "reduce", "all_to_all", "all_to_all_single",
+    "barrier", "monitored_barrier", "gather", "scatter", "gather_object", "scatter_object_list",
+})
+P2P_OPS = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv", "_batch_p2p_ops", "_p2p_ops"})
+_DIST_FILE = re.compile(r"torch/distributed/|distributed_c10d|_functional_collectives|p2p_communication")
+_SO_VERSION = re.compile(r"(?:-[\d.]+)?\.so(?:\.[\w.]+)?$")
+_PY_PREFIX = re.compile(r"^.*?/(?:site|dist)-packages/|^.*?/lib/python\d+(?:\.\d+)?/")
+
+# --- the findings ------------------------------------------------------------------------------------------
+
+
+class StackFrameOut(BaseModel):
+    function: str
+    file: str
+    line: int | None = None
+    native: bool = False
+
+
+class StackCluster(BaseModel):
+    """Ranks whose main-thread stacks are the same (exact), or nearly so (merged)."""
+
+    id: str
+    signature: str = Field(description="Short hash of the normalized representative stack.")
+    role: Literal["healthy", "outlier"]
+    ranks: list[int]
+    ranks_text: str = Field(description="The ranks as compact ranges, e.g. 0-135,144-255.")
+    hosts: list[str]
+    samples: int = Field(description="Dumps in this cluster (a rank counts once per dump round).")
+    exact_signatures: int = Field(description="How many exact signatures were merged into this cluster.")
+    top: str = Field(description="Innermost Python frame, where these ranks are.")
+    collective: str | None = Field(None, description="Flight Recorder profiling name, e.g. nccl:all_reduce.")
+    call_site: str | None = None
+    fr_state: FrState = "matched"
+    stack: list[StackFrameOut] = Field(description="Representative main-thread stack, innermost first.")
+    files: list[str] = Field(description="A few stack files in this cluster (relative to the bundle).")
+
+
+class GroupCandidate(BaseModel):
+    kind: GroupKind
+    group_id: str  # the smallest rank of a parallel group, or the host name for kind "node"
+    outliers: int  # outlier samples in this group, all rounds
+    rounds_flagged: int
+    machines: int
+
+
+class Eviction(BaseModel):
+    """ByteRobust's over-eviction: the parallel group shared by the outliers; every machine in it goes."""
+
+    kind: GroupKind
+    group_id: str
+    ranks: list[int]
+    hosts: list[str]
+    machine_count: int
+    outlier_ranks: list[int]
+    unexplained_ranks: list[int] = Field(default_factory=list, description="Outliers outside the group.")
+    rounds: int
+    rounds_flagged: int
+    reasoning: str
+    candidates: list[GroupCandidate] = Field(default_factory=list)
+
+
+class FrClusterState(BaseModel):
+    cluster: str
+    state: FrState
+    collective: str | None
+    ranks_text: str
+    rank_count: int
+
+
+class FrSummary(BaseModel):
+    """What Flight Recorder's fr_trace would say, read from stacks: the collective and who has not joined it."""
+
+    collective: str | None = Field(description="Where the healthy majority waits (nccl:all_reduce, ...).")
+    call_site: str | None = None
+    healthy_ranks: int
+    behind_ranks: list[int] = Field(description="Ranks not in that collective with the majority.")
+    behind_hosts: list[str]
+    not_joined_ranks: list[int] = Field(description="Ranks in no collective at all: the likely culprits.")
+    ranks_without_dump: list[int] = Field(default_factory=list)
+    states: list[FrClusterState] = Field(default_factory=list)
+    text: str
+
+
+class StackSuspect(BaseModel):
+    host: str
+    score: float
+    reason: str
+    files: list[str] = Field(default_factory=list)
+
+
+class StackFindings(BaseModel):
+    present: bool
+    note: str = ""
+    files: int = 0
+    dumps: int = 0
+    ranks: int = 0
+    rounds: int = 0
+    skipped: int = Field(0, description="Lines or records that were not py-spy output, or were cut; skipped.")
+    skipped_dumps: int = Field(0, description="Dumps with no usable thread; skipped.")
+    subprocess_dumps: int = Field(0, description="Dumps of child processes (dataloader, checkpoint); not clustered.")
+    problems: list[str] = Field(default_factory=list)
+    clusters: list[StackCluster] = Field(default_factory=list)
+    eviction: Eviction | None = None
+    fr_summary: FrSummary | None = None
+    suspects: list[StackSuspect] = Field(default_factory=list)
+
+
+# --- normalization -----------------------------------------------------------------------------------------
+
+
+def shorten_path(path: str, native: bool) -> str:
+    """Library paths shortened: site-packages and interpreter prefixes cut, .so versions dropped."""
+    if path.startswith("/proc/"):
+        path = re.sub(r"^/proc/\d+/root", "", path)
+    if native:
+        base = path.rsplit("/", 1)[-1]
+        return _SO_VERSION.sub(".so", base) if ".so" in base else base
+    short = _PY_PREFIX.sub("", path)
+    if short.startswith("/"):
+        short = "/".join(short.split("/")[-3:])
+    return short
+
+
+def normalize_frame(frame: Frame, with_lines: bool = False) -> str:
+    """One frame as a signature token: `function (file)`, addresses masked, lines only if asked."""
+    function = "<addr>" if frame.function.startswith("0x") else frame.function
+    file = shorten_path(frame.file, frame.native)
+    if with_lines and frame.line:
+        return f"{function} ({file}:{frame.line})"
+    return f"{function} ({file})"
+
+
+def _normalize_stack(frames: list[Frame], cache: dict[Frame, str],
+                     with_lines: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(every frame, the Python frames only) as signature tokens. Native frames vary from rank to rank (which
+    syscall a wait sits in); the Python ones tell where the rank is. Runs of unsymbolized frames collapse."""
+    out: list[str] = []
+    python: list[str] = []
+    for f in frames:
+        tok = cache.get(f)
+        if tok is None:
+            tok = normalize_frame(f, with_lines)
+            cache[f] = tok
+        if out and tok == out[-1] and tok.startswith("<addr>"):
+            continue
+        out.append(tok)
+        if not f.native:
+            python.append(tok)
+    return tuple(out), tuple(python) or tuple(out)
+
+
+def find_collective(python_tokens: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """(`nccl:<op>`, the caller outside torch.distributed) for the innermost collective or p2p op in a stack."""
+    for i, tok in enumerate(python_tokens):
+        function, _, rest = tok.partition(" (")
+        if function in COLLECTIVES or function in P2P_OPS:
+            if not _DIST_FILE.search(rest) and function not in ("batch_isend_irecv", "_batch_p2p_ops", "_p2p_ops"):
+                continue
+            op = {"_batch_p2p_ops": "batch_isend_irecv", "_p2p_ops": "send/recv"}.get(function, function)
+            call_site = next((t for t in python_tokens[i + 1:] if not _DIST_FILE.search(t.partition(" (")[2])
+                              and "c10d_logger" not in t), None)
+            return f"nccl:{op}", call_site
+    return None, None
+
+
+def _is_p2p(collective: str | None) -> bool:
+    return collective is not None and collective.removeprefix("nccl:") in P2P_OPS | {"send/recv"}
+
+
+# --- collecting samples ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Sample:
+    rank: int | None
+    host: str | None
+    file: str
+    round: int
+    sig: int  # index into the exact signatures
+
+
+@dataclass(slots=True)
+class _Collected:
+    samples: list[_Sample] = field(default_factory=list)
+    signatures: list[tuple[str, ...]] = field(default_factory=list)
+    python_sigs: list[tuple[str, ...]] = field(default_factory=list)
+    frames: list[list[Frame]] = field(default_factory=list)
+    files: int = 0
+    dumps: int = 0
+    skipped: int = 0
+    skipped_dumps: int = 0
+    subprocess_dumps: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _collect(bundle: Bundle, with_lines: bool) -> _Collected:
+    job = bundle.job
+    col = _Collected()
+    line_cache: dict[str, Frame] = {}
+    norm_cache: dict[Frame, str] = {}
+    sig_index: dict[tuple[str, ...], int] = {}
+    for part in bundle.stack_files:
+        col.files += 1
+        parsed = parse_dump(bundle.read_text(part.file), line_cache)
+        col.skipped += parsed.skipped
+        col.problems.extend(f"{part.file}: {p}" for p in parsed.problems[: max(0, 10 - len(col.problems))])
+        rounds_of: dict[int | None, int] = defaultdict(int)
+        first_pid = next((d.pid for d in parsed.dumps if d.parent_pid is None), None)
+        for dump in parsed.dumps:
+            col.dumps += 1
+            if dump.parent_pid is not None:
+                col.subprocess_dumps += 1
+                continue
+            rank = part.rank if dump.pid == first_pid else None
+            if rank is None and dump.local_rank is not None and part.host is not None:
+                rank = job.local_rank_to_rank(part.host, dump.local_rank)
+            if rank is None and part.rank is not None and dump.pid != first_pid:
+                col.subprocess_dumps += 1  # another process in a rank's file: not the rank itself
+                continue
+            thread = dump.main_thread(printed_oldest_first=not parsed.json)
+            if thread is None or not thread.frames:
+                col.skipped_dumps += 1
+                continue
+            sig, python_sig = _normalize_stack(thread.frames, norm_cache, with_lines)
+            idx = sig_index.get(sig)
+            if idx is None:
+                idx = sig_index[sig] = len(col.signatures)
+                col.signatures.append(sig)
+                col.python_sigs.append(python_sig)
+                col.frames.append(thread.frames)
+            host = part.host or (job.host_of(rank) if rank is not None else None)
+            key = rank if rank is not None else dump.pid
+            col.samples.append(_Sample(rank, host, part.file, rounds_of[key], idx))
+            rounds_of[key] += 1
+    return col
+
+
+# --- clustering --------------------------------------------------------------------------------------------
+
+
+def cluster_signatures(python_sigs: list[tuple[str, ...]], sizes: list[int], similarity: float = 0.9,
+                       max_reps: int = 64) -> list[int]:
+    """Cluster id per exact signature: equal Python frames first, then similar stacks (same innermost frame,
+    SequenceMatcher ratio >= `similarity`) merged into the larger one. Bounded: at most `max_reps` per bucket."""
+    coarse: dict[tuple[str, ...], int] = {}
+    coarse_of: list[int] = []
+    coarse_size: list[int] = []
+    coarse_sig: list[tuple[str, ...]] = []
+    for sig, n in zip(python_sigs, sizes):
+        c = coarse.get(sig)
+        if c is None:
+            c = coarse[sig] = len(coarse_sig)
+            coarse_sig.append(sig)
+            coarse_size.append(0)
+        coarse_size[c] += n
+        coarse_of.append(c)
+    merged = list(range(len(coarse_sig)))
+    reps: dict[str, list[int]] = defaultdict(list)
+    for c in sorted(range(len(coarse_sig)), key=lambda i: -coarse_size[i]):
+        sig = coarse_sig[c]
+        bucket = reps[sig[0] if sig else ""]
+        for r in bucket:
+            other = coarse_sig[r]
+            if abs(len(other) - len(sig)) <= max(2, len(sig) // 5) and \
+                    SequenceMatcher(None, sig, other, autojunk=False).ratio() >= similarity:
+                merged[c] = r
+                break
+        else:
+            if len(bucket) < max_reps:
+                bucket.append(c)
+    return [merged[c] for c in coarse_of]
+
+
+# --- rounds, healthy and outliers --------------------------------------------------------------------------
+
+
+def _cohorts(job: Job, ranks: set[int]) -> dict[int, int]:
+    """Rank -> peer cohort: ranks of one pipeline stage run the same code, so they are compared among
+    themselves when every stage has at least 3 replicas; otherwise one cohort."""
+    p = job.parallelism
+    if p is None or p.pp <= 1 or p.dp * p.cp < 3:
+        return {r: 0 for r in ranks}
+    return {r: job.coords(r).pp for r in ranks}
+
+
+def _healthy_per_round(samples: list[_Sample], cluster_of: list[int], cohort: dict[int, int]) -> set[int]:
+    """Clusters that are dominant in some cohort of this round (ties: the cluster larger over the round)."""
+    overall = Counter(cluster_of[s.sig] for s in samples)
+    per: dict[int, Counter[int]] = defaultdict(Counter)
+    for s in samples:
+        per[cohort.get(s.rank, -1) if s.rank is not None else -1][cluster_of[s.sig]] += 1
+    healthy: set[int] = set()
+    for counts in per.values():
+        healthy.add(max(counts, key=lambda c: (counts[c], overall[c], -c)))
+    return healthy
+
+
+@dataclass(slots=True)
+class _GroupTally:
+    outliers: int = 0
+    flags: int = 0
+
+
+GroupKey = tuple[GroupKind, tuple[str, ...]]  # (kind, the machines of the group)
+
+
+@dataclass(slots=True)
+class _Groups:
+    """Machine-level parallel groups. A rank-level PP group holds one rank per stage, but a machine hosts a whole
+    TP group, so a rank's k-group is taken as the machines of its rank-level k-group: the 8 PP groups of one
+    pipeline (tp=8) are one machine set. Cached, since every outlier asks."""
+
+    job: Job
+    kinds: list[GroupKind]
+    hosts_of_group: dict[tuple[GroupKind, int], tuple[str, ...]] = field(default_factory=dict)
+    first_rank: dict[GroupKey, int] = field(default_factory=dict)
+
+    def keys(self, rank: int, host: str | None) -> list[GroupKey]:
+        out: list[GroupKey] = []
+        for kind in self.kinds:
+            if kind == "node":
+                if host is not None:
+                    out.append(("node", (host,)))
+                continue
+            gid = self.job.group_id(kind, rank)
+            hosts = self.hosts_of_group.get((kind, gid))
+            if hosts is None:
+                hosts = self.hosts_of_group[(kind, gid)] = tuple(sorted(self.job.hosts_of(self.job.group_of(kind, gid))))
+            key = (kind, hosts)
+            self.first_rank[key] = min(self.first_rank.get(key, gid), gid)
+            out.append(key)
+        return out
+
+    def label(self, key: GroupKey) -> str:
+        return key[1][0] if key[0] == "node" else str(self.first_rank.get(key, "?"))
+
+
+def _pick(tallies: dict[GroupKey, _GroupTally], by_flags: bool) -> GroupKey | None:
+    """The group with the most outliers (or most flagged rounds), then fewest machines, then tp < cp < pp < dp."""
+    if not tallies:
+        return None
+
+    def order(k: GroupKey) -> tuple[int, ...]:
+        t = tallies[k]
+        head = (-t.flags, -t.outliers) if by_flags else (-t.outliers,)
+        return (*head, len(k[1]), KIND_ORDER.index(k[0]))
+
+    return min(tallies, key=lambda k: (order(k), k[1]))
+
+
+# --- the analysis ------------------------------------------------------------------------------------------
+
+
+def analyze_stacks(bundle: Bundle, with_lines: bool = False, similarity: float = 0.9) -> StackFindings:
+    """Cluster every rank's main-thread stack; the dominant cluster per pipeline stage is healthy; the parallel
+    group holding the most outliers (across dump rounds: the most often flagged) is the eviction set."""
+    if not bundle.stack_files:
+        return StackFindings(present=False, note="This bundle has no stacks/ (py-spy dumps); stack aggregation "
+                                                 "needs `py-spy dump` of every rank taken while the job hung or slowed.")
+    job = bundle.job
+    col = _collect(bundle, with_lines)
+    findings = StackFindings(present=True, files=col.files, dumps=col.dumps, skipped=col.skipped,
+                             skipped_dumps=col.skipped_dumps, subprocess_dumps=col.subprocess_dumps,
+                             problems=col.problems)
+    if not col.samples:
+        findings.note = "No usable py-spy dump in stacks/: every file was empty, cut or not py-spy output."
+        return findings
+    sizes = Counter(s.sig for s in col.samples)
+    cluster_of = cluster_signatures(col.python_sigs, [sizes[i] for i in range(len(col.signatures))], similarity)
+    ranked = [s for s in col.samples if s.rank is not None]
+    rounds: dict[int, list[_Sample]] = defaultdict(list)
+    for s in ranked:
+        rounds[s.round].append(s)
+    cohort = _cohorts(job, {s.rank for s in ranked if s.rank is not None})
+    findings.rounds = len(rounds)
+    findings.ranks = len({s.rank for s in ranked})
+
+    healthy_votes: Counter[int] = Counter()
+    seen_rounds: Counter[int] = Counter()
+    outlier_rounds: Counter[int] = Counter()  # rank -> rounds in which it was an outlier
+    rank_rounds: Counter[int] = Counter()
+    tallies: dict[GroupKey, _GroupTally] = defaultdict(_GroupTally)
+    groups = _Groups(job, _group_kinds(job))
+    for r in sorted(rounds):
+        samples = rounds[r]
+        healthy = _healthy_per_round(samples, cluster_of, cohort)
+        for c in {cluster_of[s.sig] for s in samples}:
+            seen_rounds[c] += 1
+            healthy_votes[c] += c in healthy
+        round_tally: dict[GroupKey, _GroupTally] = defaultdict(_GroupTally)
+        for s in samples:
+            rank_rounds[s.rank] += 1  # type: ignore[index]
+            if cluster_of[s.sig] in healthy:
+                continue
+            outlier_rounds[s.rank] += 1  # type: ignore[index]
+            for key in groups.keys(s.rank, s.host):  # type: ignore[arg-type]
+                round_tally[key].outliers += 1
+        flagged = _pick(round_tally, by_flags=False)
+        for key, t in round_tally.items():
+            tallies[key].outliers += t.outliers
+        if flagged is not None:
+            tallies[flagged].flags += 1
+
+    healthy_clusters = {c for c in seen_rounds if healthy_votes[c] * 2 > seen_rounds[c]}
+    behind = sorted(rk for rk, n in outlier_rounds.items() if n * 2 > rank_rounds[rk])
+    expected = set(job.rank_to_host) or set(range(job.world_size))
+    have = {s.rank for s in ranked}
+    without_dump = sorted(expected - have) if len(have) * 2 >= len(expected) else []
+
+    clusters = _clusters_out(col, cluster_of, healthy_clusters)
+    findings.clusters = clusters
+    findings.eviction = _eviction(groups, tallies, behind, without_dump, len(rounds))
+    findings.fr_summary = _fr_summary(job, clusters, behind, without_dump)
+    findings.suspects = _suspects(job, col, cluster_of, healthy_clusters, outlier_rounds, rank_rounds,
+                                  findings.eviction, clusters, without_dump)
+    findings.note = _note(findings)
+    return findings
+
+
+def _group_kinds(job: Job) -> list[GroupKind]:
+    p = job.parallelism
+    kinds: list[GroupKind] = []
+    if p is not None:
+        kinds = [k for k in ("tp", "cp", "pp", "dp") if getattr(p, k) > 1]  # type: ignore[misc]
+    return kinds + ["node"]
+
+
+def _clusters_out(col: _Collected, cluster_of: list[int], healthy: set[int]) -> list[StackCluster]:
+    members: dict[int, list[_Sample]] = defaultdict(list)
+    for s in col.samples:
+        members[cluster_of[s.sig]].append(s)
+    ordered = sorted(members, key=lambda c: (c not in healthy, -len(members[c]), c))
+    main = next((c for c in ordered if c in healthy), None)
+    main_coll = None
+    if main is not None:
+        main_coll = find_collective(col.python_sigs[_representative(members[main])])
+    out: list[StackCluster] = []
+    for n, c in enumerate(ordered, start=1):
+        ss = members[c]
+        rep = _representative(ss)
+        exact = {s.sig for s in ss}
+        py = col.python_sigs[rep]
+        collective, call_site = find_collective(py)
+        state: FrState = "matched"
+        if c not in healthy and main_coll is not None:
+            if collective is None:
+                state = "not_joined"
+            elif collective != main_coll[0]:
+                state = "type_mismatch"
+            elif call_site != main_coll[1]:
+                state = "callsite_mismatch"
+        elif c not in healthy and collective is None:
+            state = "not_joined"
+        ranks = sorted({s.rank for s in ss if s.rank is not None})
+        frames = col.frames[rep]
+        out.append(StackCluster(
+            id=f"c{n}", signature=hashlib.sha1("\n".join(col.signatures[rep]).encode()).hexdigest()[:10],
+            role="healthy" if c in healthy else "outlier", ranks=ranks, ranks_text=rank_ranges(ranks),
+            hosts=sorted({s.host for s in ss if s.host}), samples=len(ss), exact_signatures=len(exact),
+            top=py[0] if py else (col.signatures[rep][0] if col.signatures[rep] else "?"),
+            collective=collective, call_site=call_site, fr_state=state,
+            stack=[StackFrameOut(function=f.function, file=shorten_path(f.file, f.native), line=f.line or None,
+                                 native=f.native) for f in frames[:60]],
+            files=sorted({s.file for s in ss})[:3]))
+    return out
+
+
+def _representative(samples: list[_Sample]) -> int:
+    return Counter(s.sig for s in samples).most_common(1)[0][0]
+
+
+def _eviction(groups: _Groups, tallies: dict[GroupKey, _GroupTally], behind: list[int], without_dump: list[int],
+              rounds: int) -> Eviction | None:
+    job = groups.job
+    basis = "stack outliers"
+    if not tallies and without_dump and len(without_dump) <= max(job.gpus_per_node, _largest_group(job)):
+        # every dumped rank agrees: the ranks that could not be dumped are the odd ones (process or host gone)
+        for rank in without_dump:
+            for key in groups.keys(rank, job.host_of(rank)):
+                tallies[key].outliers += 1
+        tallies[_pick(tallies, by_flags=False)].flags += 1  # type: ignore[index]
+        behind, basis = without_dump, "ranks with no stack dump"
+    best = _pick(tallies, by_flags=True)
+    if best is None:
+        return None
+    kind, hosts_t = best
+    hosts = list(hosts_t)
+    ranks = sorted(r for h in hosts for r in job.host_to_ranks.get(h, []))
+    inside = set(ranks)
+    unexplained = [r for r in behind if r not in inside]
+    t = tallies[best]
+    cands = sorted(tallies, key=lambda k: (-tallies[k].flags, -tallies[k].outliers, len(k[1])))[:5]
+    gid = groups.label(best)
+    label = f"{kind.upper()} group {gid}" if kind != "node" else f"node {gid}"
+    span = f"{len(hosts)} machine{'s' if len(hosts) != 1 else ''} ({', '.join(hosts[:8])}{', ...' if len(hosts) > 8 else ''})"
+    if rounds > 1:
+        why = (f"Over {rounds} dump rounds, {label} held the most {basis} in {t.flags} round(s) "
+               f"({t.outliers} outlier samples in all); ByteRobust over-evicts the group flagged most often.")
+    else:
+        why = f"The {basis} ({len(behind)} rank(s): {rank_ranges(behind)}) fall in {label}."
+    covered = len(behind) - len(unexplained)
+    why += f" {label} spans {span}; evicting it covers {covered} of {len(behind)} outlier rank(s)"
+    why += "." if not unexplained else f"; {len(unexplained)} outlier rank(s) lie outside it ({rank_ranges(unexplained)})."
+    return Eviction(kind=kind, group_id=gid, ranks=ranks, hosts=hosts, machine_count=len(hosts),
+                    outlier_ranks=behind, unexplained_ranks=unexplained, rounds=max(rounds, 1),
+                    rounds_flagged=t.flags, reasoning=why,
+                    candidates=[GroupCandidate(kind=k[0], group_id=groups.label(k), outliers=tallies[k].outliers,
+                                               rounds_flagged=tallies[k].flags, machines=len(k[1])) for k in cands])
+
+
+def _largest_group(job: Job) -> int:
+    p = job.parallelism
+    return max(p.tp, p.pp, p.dp, p.cp) if p is not None else job.gpus_per_node
+
+
+def _fr_summary(job: Job, clusters: list[StackCluster], behind: list[int], without_dump: list[int]) -> FrSummary:
+    healthy = [c for c in clusters if c.role == "healthy"]
+    main = healthy[0] if healthy else None
+    not_joined = sorted({r for c in clusters if c.role == "outlier" and c.fr_state == "not_joined" for r in c.ranks}
+                        & set(behind))
+    states = [FrClusterState(cluster=c.id, state=c.fr_state, collective=c.collective, ranks_text=c.ranks_text,
+                             rank_count=len(c.ranks)) for c in clusters if c.role == "outlier"]
+    coll = main.collective if main else None
+    n_healthy = sum(len(c.ranks) for c in healthy)
+    if coll is not None:
+        text = f"{n_healthy} rank(s) wait in {coll}" + (f" (called from {main.call_site})" if main and main.call_site else "")
+    elif main is not None:
+        text = f"{n_healthy} rank(s) share one stack at {main.top}, in no collective"
+    else:
+        text = "no healthy majority"
+    if behind:
+        text += f"; not all ranks joining: {len(behind)} behind ({rank_ranges(behind)} on {', '.join(job.hosts_of(behind)[:8])})"
+        if not_joined:
+            text += f"; {rank_ranges(not_joined)} in no collective at all (compute or host code): likely the culprit"
+        mism = [s for s in states if s.state == "type_mismatch"]
+        if mism:
+            text += "; " + "; ".join(f"{s.ranks_text} wait in {s.collective} instead (COLLECTIVE_TYPE_MISMATCH)"
+                                     for s in mism[:3])
+    else:
+        text += "; every dumped rank is there"
+    if without_dump:
+        text += f"; {len(without_dump)} rank(s) have no dump ({rank_ranges(without_dump)})"
+    return FrSummary(collective=coll, call_site=main.call_site if main else None, healthy_ranks=n_healthy,
+                     behind_ranks=behind, behind_hosts=job.hosts_of(behind), not_joined_ranks=not_joined,
+                     ranks_without_dump=without_dump, states=states, text=text)
+
+
+def _suspects(job: Job, col: _Collected, cluster_of: list[int], healthy: set[int], outlier_rounds: Counter[int],
+              rank_rounds: Counter[int], eviction: Eviction | None, clusters: list[StackCluster],
+              without_dump: list[int]) -> list[StackSuspect]:
+    """Hosts ranked: in the eviction set, share of their ranks that are outliers, ranks in no collective."""
+    not_joined = {r for c in clusters if c.role == "outlier" and c.fr_state == "not_joined" for r in c.ranks}
+    files: dict[str, list[str]] = defaultdict(list)
+    for s in col.samples:
+        if s.host and cluster_of[s.sig] not in healthy and len(files[s.host]) < 3 and s.file not in files[s.host]:
+            files[s.host].append(s.file)
+    per_host: dict[str, list[int]] = defaultdict(list)
+    for rank in set(outlier_rounds) | set(without_dump):
+        host = job.host_of(rank)
+        if host is not None:
+            per_host[host].append(rank)
+    evicted = set(eviction.hosts) if eviction else set()
+    out = []
+    for host, ranks in per_host.items():
+        total = len(job.host_to_ranks.get(host, [])) or len(ranks)
+        share = sum(outlier_rounds[r] / max(rank_rounds[r], 1) if r in rank_rounds else 1.0 for r in ranks) / total
+        culprit = [r for r in ranks if r in not_joined or r in without_dump]
+        score = round(0.4 * (host in evicted) + 0.3 * min(share, 1.0) + 0.3 * bool(culprit), 3)
+        bits = [f"{len(ranks)} of {total} rank(s) are stack outliers ({rank_ranges(sorted(ranks))})"]
+        if culprit:
+            bits.append(f"{rank_ranges(sorted(culprit))} in no collective or without a dump")
+        if host in evicted:
+            bits.append(f"in the eviction set ({eviction.kind.upper() if eviction else ''} group)")
+        out.append(StackSuspect(host=host, score=score, reason="; ".join(bits), files=files.get(host, [])))
+    return sorted(out, key=lambda s: (-s.score, s.host))[:20]
+
+
+def _note(f: StackFindings) -> str:
+    healthy = sum(1 for c in f.clusters if c.role == "healthy")
+    text = (f"{f.ranks} rank(s) in {f.rounds} round(s) from {f.files} file(s): {len(f.clusters)} cluster(s), "
+            f"{healthy} healthy")
+    if f.eviction:
+        text += f"; evict {f.eviction.kind.upper()} group {f.eviction.group_id} ({f.eviction.machine_count} machine(s))"
+    else:
+        text += "; no outliers: every rank is where its peers are"
+    if f.skipped or f.skipped_dumps:
+        text += f"; skipped {f.skipped} odd line(s) and {f.skipped_dumps} empty dump(s)"
+    return text
+
+
+def rank_ranges(ranks: list[int]) -> str:
+    """[0, 1, 2, 5, 7, 8] -> '0-2,5,7-8'."""
+    out: list[str] = []
+    start = prev = None
+    for r in sorted(set(ranks)):
+        if start is None:
+            start = prev = r
+        elif r == prev + 1:  # type: ignore[operator]
+            prev = r
+        else:
+            out.append(f"{start}-{prev}" if start != prev else str(start))
+            start = prev = r
+    if start is not None:
+        out.append(f"{start}-{prev}" if start != prev else str(start))
+    return ",".join(out)
+
+
+__all__ = ["Eviction", "FrSummary", "StackCluster", "StackFindings", "StackSuspect", "analyze_stacks",
+           "cluster_signatures", "find_collective", "normalize_frame", "rank_ranges", "shorten_path"]
