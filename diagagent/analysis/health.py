@@ -1,0 +1,320 @@
+"""Node health from probe output: per node a verdict (healthy, degraded, faulty) with the exact evidence lines.
+
+`analyze_health(bundle) -> HealthFindings`; pure and LLM-free. Parsers live in probes.py; here each node is
+also compared with its peers (bus bandwidth, IB port state and rate, port counters, GPU count, throttling).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import median
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from diagagent.analysis.probes import (
+    SEVERITY_RANK,
+    HealthSignal,
+    IbPort,
+    PortCounter,
+    Reading,
+    parse_dcgm_diag,
+    parse_dmesg,
+    parse_ibstat,
+    parse_json_probe,
+    parse_nccl_tests,
+    parse_nvidia_smi,
+    parse_perfquery,
+)
+from diagagent.analysis.xid import Severity, XidCatalog, load_xid_catalog
+from diagagent.telemetry import Bundle, PartFile
+
+Verdict = Literal["healthy", "degraded", "faulty"]
+ProbeKind = Literal["nvidia-smi", "dcgm-diag", "dmesg", "ibstat", "ib-counters", "nccl-tests", "json"]
+
+# counter -> (kind, severity when an outlier, the least value that counts, meaning); perfquery and sysfs names
+_COUNTERS: dict[str, tuple[str, Severity, int, str]] = {
+    "LinkDownedCounter": ("ib_link_downed", "error", 1, "the IB link went down {v} time(s): a flapping link"),
+    "link_downed": ("ib_link_downed", "error", 1, "the IB link went down {v} time(s): a flapping link"),
+    "LinkErrorRecoveryCounter": ("ib_link_recovery", "warning", 1, "{v} link error recoveries"),
+    "link_error_recovery": ("ib_link_recovery", "warning", 1, "{v} link error recoveries"),
+    "SymbolErrorCounter": ("ib_symbol_errors", "warning", 10, "{v} symbol errors (bad cable or transceiver)"),
+    "symbol_error": ("ib_symbol_errors", "warning", 10, "{v} symbol errors (bad cable or transceiver)"),
+    "PortRcvErrors": ("ib_rcv_errors", "warning", 10, "{v} receive errors"),
+    "port_rcv_errors": ("ib_rcv_errors", "warning", 10, "{v} receive errors"),
+    "LocalLinkIntegrityErrors": ("ib_link_integrity", "warning", 1, "{v} local link integrity errors"),
+    "local_link_integrity_errors": ("ib_link_integrity", "warning", 1, "{v} local link integrity errors"),
+    "ExcessiveBufferOverrunErrors": ("ib_buffer_overrun", "warning", 1, "{v} excessive buffer overruns"),
+    "excessive_buffer_overrun_errors": ("ib_buffer_overrun", "warning", 1, "{v} excessive buffer overruns"),
+    "PortRcvRemotePhysicalErrors": ("ib_remote_physical", "warning", 10, "{v} remote physical errors"),
+    "port_rcv_remote_physical_errors": ("ib_remote_physical", "warning", 10, "{v} remote physical errors"),
+    "PortXmitDiscards": ("ib_xmit_discards", "warning", 100, "{v} transmit discards"),
+    "port_xmit_discards": ("ib_xmit_discards", "warning", 100, "{v} transmit discards"),
+    "PortXmitWait": ("ib_congestion", "error", 1000, "{v} ticks waiting to transmit: the port is congested"),
+    "port_xmit_wait": ("ib_congestion", "error", 1000, "{v} ticks waiting to transmit: the port is congested"),
+}
+_PEER_ESCALATE = ("thermal_throttle", "power_brake", "hw_slowdown", "gpu_overheat")
+
+
+class NodeHealth(BaseModel):
+    host: str
+    verdict: Verdict
+    reason: str
+    probes: list[str] = Field(description="The probe files read for this node (relative to the bundle).")
+    signals: list[HealthSignal] = Field(description="Most severe first; each with its exact line.")
+
+
+class HealthSuspect(BaseModel):
+    host: str
+    score: float
+    reason: str
+    files: list[str] = Field(default_factory=list, description="file:line of the strongest signals.")
+
+
+class HealthFindings(BaseModel):
+    present: bool
+    note: str = ""
+    files: int = 0
+    skipped: int = Field(0, description="Lines or files that could not be read as their probe; skipped.")
+    problems: list[str] = Field(default_factory=list)
+    nodes: list[NodeHealth] = Field(default_factory=list, description="Faulty first, then degraded, then healthy.")
+    unprobed_hosts: list[str] = Field(default_factory=list)
+    peer_baselines: dict[str, float] = Field(default_factory=dict)
+    suspects: list[HealthSuspect] = Field(default_factory=list)
+
+    def node(self, host: str) -> NodeHealth | None:
+        return next((n for n in self.nodes if n.host == host), None)
+
+
+def probe_kind(part: PartFile, head: str) -> ProbeKind | None:
+    """Which probe a file holds: by its name (BUNDLE.md), else by what its first lines look like."""
+    name = part.name.lower()
+    if part.file.endswith((".json", ".json.gz")):
+        return "json"
+    for prefix, kind in (("nvidia-smi", "nvidia-smi"), ("nvsmi", "nvidia-smi"), ("dcgm", "dcgm-diag"),
+                         ("dmesg", "dmesg"), ("kern", "dmesg"), ("journal", "dmesg"), ("ibstat", "ibstat"),
+                         ("ib-counters", "ib-counters"), ("ib_counters", "ib-counters"), ("perfquery", "ib-counters"),
+                         ("nccl", "nccl-tests"), ("all_reduce", "nccl-tests")):
+        if name.startswith(prefix):
+            return kind  # type: ignore[return-value]
+    if "NVSMI LOG" in head or "Attached GPUs" in head:
+        return "nvidia-smi"
+    if "| Diagnostic" in head:
+        return "dcgm-diag"
+    if "CA '" in head:
+        return "ibstat"
+    if "# Port counters" in head or "PortRcvErrors" in head:
+        return "ib-counters"
+    if "busbw" in head or "nThread" in head:
+        return "nccl-tests"
+    if "NVRM:" in head or "kernel:" in head or head.startswith("["):
+        return "dmesg"
+    return None
+
+
+def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None) -> HealthFindings:
+    """Parse every probe file, compare each node with its peers, and give each probed node a verdict."""
+    if not bundle.probe_files:
+        return HealthFindings(present=False, note="This bundle has no probes/ (nvidia-smi, dcgmi diag, dmesg, ibstat, "
+                                                  "perfquery, nccl-tests); `diagagent probe HOST --save` collects them.")
+    catalog = catalog or load_xid_catalog()
+    job = bundle.job
+    findings = HealthFindings(present=True)
+    signals: dict[str, list[HealthSignal]] = defaultdict(list)
+    probes: dict[str, list[str]] = defaultdict(list)
+    readings: dict[str, dict[str, Reading]] = defaultdict(dict)  # host -> probe kind -> reading
+    ib_ports: dict[str, list[IbPort]] = {}
+    counters: dict[str, list[PortCounter]] = {}
+    files_of: dict[tuple[str, str], str] = {}
+    for part in bundle.probe_files:
+        host = part.host
+        if host is None:
+            findings.skipped += 1
+            findings.problems.append(f"{part.file}: not under probes/<host>/, so no node to give it to; skipped")
+            continue
+        findings.files += 1
+        text = bundle.read_text(part.file, limit=32 << 20)
+        kind = probe_kind(part, text[:4096])
+        probes[host].append(part.file)
+        if kind is None:
+            findings.skipped += 1
+            findings.problems.append(f"{part.file}: not the output of a probe diagagent knows; skipped")
+            continue
+        files_of[(host, kind)] = part.file
+        if kind == "ibstat":
+            ib_ports[host] = parse_ibstat(text)
+            continue
+        if kind == "ib-counters":
+            counters[host] = parse_perfquery(text)
+            continue
+        reading = {
+            "nvidia-smi": lambda: parse_nvidia_smi(text, part.file),
+            "dcgm-diag": lambda: parse_dcgm_diag(text, part.file),
+            "dmesg": lambda: parse_dmesg(text, part.file, catalog),
+            "nccl-tests": lambda: parse_nccl_tests(text, part.file),
+            "json": lambda: parse_json_probe(text, part.file, part.name),
+        }[kind]()
+        findings.skipped += reading.skipped
+        readings[host][kind] = reading
+        signals[host].extend(reading.signals)
+
+    _peer_busbw(readings, files_of, signals, findings)
+    _peer_ib_ports(ib_ports, files_of, signals)
+    _peer_counters(counters, files_of, signals)
+    _peer_gpus(readings, files_of, signals, job.gpus_per_node)
+    _peer_escalate(readings, signals)
+
+    nodes = []
+    for host in sorted(probes):
+        sigs = sorted(signals.get(host, []), key=lambda s: (-SEVERITY_RANK[s.severity], s.file, s.line))
+        for s in sigs:
+            s.host = host
+        worst = SEVERITY_RANK[sigs[0].severity] if sigs else 0
+        verdict: Verdict = "faulty" if worst >= 2 else ("degraded" if worst == 1 else "healthy")
+        reason = f"{sigs[0].kind}: {sigs[0].meaning}" if sigs and worst >= 1 else "no probe shows a problem"
+        nodes.append(NodeHealth(host=host, verdict=verdict, reason=reason, probes=sorted(probes[host]),
+                                signals=[s for s in sigs if s.severity != "info" or len(sigs) < 50]))
+    order = {"faulty": 0, "degraded": 1, "healthy": 2}
+    findings.nodes = sorted(nodes, key=lambda n: (order[n.verdict], n.host))
+    findings.unprobed_hosts = sorted(set(job.hosts) - set(probes))
+    findings.suspects = _suspects(findings.nodes)
+    counts = {v: sum(1 for n in nodes if n.verdict == v) for v in order}
+    findings.note = (f"{len(nodes)} node(s) probed: {counts['faulty']} faulty, {counts['degraded']} degraded, "
+                     f"{counts['healthy']} healthy" +
+                     (f"; {len(findings.unprobed_hosts)} node(s) without probes" if findings.unprobed_hosts else ""))
+    return findings
+
+
+def _peer_busbw(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[str, str], str],
+                signals: dict[str, list[HealthSignal]], findings: HealthFindings,
+                low: float = 0.75, warn: float = 0.9) -> None:
+    """A node whose nccl-tests bus bandwidth is well under its peers' median."""
+    values: dict[str, tuple[float, int, str]] = {}
+    for host, by_kind in readings.items():
+        r = by_kind.get("nccl-tests")
+        if r is not None:
+            got = r.values.get("avg_busbw") or r.values.get("max_busbw")
+            if got is not None:
+                values[host] = got
+    if len(values) < 3:
+        return  # two nodes cannot say which of them is slow
+    base = median(v[0] for v in values.values())
+    findings.peer_baselines["nccl_busbw_median"] = round(base, 3)
+    for host, (value, line, text) in values.items():
+        if base <= 0 or value >= warn * base:
+            continue
+        severity: Severity = "error" if value < low * base else "warning"
+        signals[host].append(HealthSignal(
+            probe="nccl-tests", file=files_of[(host, "nccl-tests")], line=line, text=text.strip(), kind="low_busbw",
+            severity=severity, meaning=f"bus bandwidth {value:g} GB/s is {value / base:.0%} of the peers' median {base:g} GB/s",
+            action="Check this node's NICs (ibstat, port counters) and NVLink; evict it if the bandwidth stays low."))
+
+
+def _peer_ib_ports(ib_ports: dict[str, list[IbPort]], files_of: dict[tuple[str, str], str],
+                   signals: dict[str, list[HealthSignal]]) -> None:
+    """A port that is not Active where its peers' same port is (an unused port is down everywhere), or slower."""
+    active: dict[str, int] = defaultdict(int)
+    present: dict[str, int] = defaultdict(int)
+    rates: dict[str, list[float]] = defaultdict(list)
+    for ports in ib_ports.values():
+        for p in ports:
+            present[p.name] += 1
+            if p.state.lower() == "active":
+                active[p.name] += 1
+                if p.rate:
+                    rates[p.name].append(p.rate)
+    for host, ports in ib_ports.items():
+        file = files_of[(host, "ibstat")]
+        for p in ports:
+            peers = present[p.name] - 1
+            if p.state and p.state.lower() != "active" and p.state_line:
+                used = (active[p.name] * 2 > peers) if peers > 0 else p.link_layer.lower() != "ethernet"
+                if used:
+                    signals[host].append(HealthSignal(
+                        probe="ibstat", file=file, line=p.state_line, text=p.state_text.strip(), kind="ib_port_down",
+                        severity="error", device=p.name,
+                        meaning=f"port {p.name} is {p.state}" + (f" (Physical state: {p.physical})" if p.physical else "")
+                                + (f" while it is Active on {active[p.name]} of {peers} peer(s)" if peers else ""),
+                        action="Check the cable, transceiver and switch port; evict the node until the link is up."))
+            elif p.rate and len(rates[p.name]) >= 3 and p.rate < 0.75 * median(rates[p.name]):
+                signals[host].append(HealthSignal(
+                    probe="ibstat", file=file, line=p.rate_line, text=p.rate_text.strip(), kind="ib_rate_degraded",
+                    severity="warning", device=p.name,
+                    meaning=f"port {p.name} runs at {p.rate:g} Gb/s, peers at {median(rates[p.name]):g}",
+                    action="Check the cable and transceiver; the link trained at a lower rate."))
+
+
+def _peer_counters(counters: dict[str, list[PortCounter]], files_of: dict[tuple[str, str], str],
+                   signals: dict[str, list[HealthSignal]]) -> None:
+    """Error counters well above the peers' (a counter that is high everywhere is the fabric's, not a node's)."""
+    per_host: dict[str, dict[str, PortCounter]] = {}
+    for host, cs in counters.items():
+        worst: dict[str, PortCounter] = {}
+        for c in cs:
+            if c.name in _COUNTERS and (c.name not in worst or c.value > worst[c.name].value):
+                worst[c.name] = c
+        per_host[host] = worst
+    for host, worst in per_host.items():
+        for name, c in worst.items():
+            kind, severity, least, meaning = _COUNTERS[name]
+            if c.value < least:
+                continue
+            peers = [w[name].value for h, w in per_host.items() if h != host and name in w]
+            base = median(peers) if peers else 0.0
+            if peers and c.value < max(least, 10 * base):
+                continue
+            if not peers and kind == "ib_congestion":
+                continue  # congestion has no absolute threshold: only against peers
+            signals[host].append(HealthSignal(
+                probe="ib-counters", file=files_of[(host, "ib-counters")], line=c.line, text=c.text.strip(), kind=kind,
+                severity=severity, device=c.port or None,
+                meaning=meaning.format(v=c.value) + (f" (peers' median {base:g})" if peers else ""),
+                action="Check the cable, transceiver and switch port of this HCA; evict the node if errors keep rising."))
+
+
+def _peer_gpus(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[str, str], str],
+               signals: dict[str, list[HealthSignal]], gpus_per_node: int) -> None:
+    """nvidia-smi seeing fewer GPUs than the node has (a GPU fell off the bus or was never found)."""
+    for host, by_kind in readings.items():
+        r = by_kind.get("nvidia-smi")
+        got = r.values.get("gpus") if r is not None else None
+        if got is None or got[0] >= gpus_per_node:
+            continue
+        signals[host].append(HealthSignal(
+            probe="nvidia-smi", file=files_of[(host, "nvidia-smi")], line=got[1], text=got[2].strip(),
+            kind="gpu_missing", severity="error",
+            meaning=f"nvidia-smi sees {got[0]:g} GPU(s); the node has {gpus_per_node}",
+            action="Drain the node and reboot it; a GPU that stays missing needs service."))
+
+
+def _peer_escalate(readings: dict[str, dict[str, Reading]], signals: dict[str, list[HealthSignal]]) -> None:
+    """Throttling on one node while its peers run at full clocks is that node's fault: raise warning to error."""
+    smi_hosts = [h for h, k in readings.items() if "nvidia-smi" in k]
+    if len(smi_hosts) < 3:
+        return
+    for kind in _PEER_ESCALATE:
+        hosts = {h for h in smi_hosts if any(s.kind == kind for s in signals.get(h, []))}
+        if hosts and len(hosts) * 4 <= len(smi_hosts):
+            for h in hosts:
+                for s in signals[h]:
+                    if s.kind == kind and s.severity == "warning":
+                        s.severity = "error"
+                        s.meaning += f"; only {len(hosts)} of {len(smi_hosts)} nodes show it"
+
+
+def _suspects(nodes: list[NodeHealth]) -> list[HealthSuspect]:
+    weight = {"fatal": 1.0, "error": 0.8, "warning": 0.4, "info": 0.0}
+    out = []
+    for n in nodes:
+        if n.verdict == "healthy" or not n.signals:
+            continue
+        kinds = {s.kind for s in n.signals if SEVERITY_RANK[s.severity] >= 2}
+        score = min(1.0, weight[n.signals[0].severity] + 0.05 * max(0, len(kinds) - 1))
+        more = len(n.signals) - 1
+        out.append(HealthSuspect(host=n.host, score=round(score, 3),
+                                 reason=n.reason + (f" (+{more} more signal(s))" if more else ""),
+                                 files=[f"{s.file}:{s.line}" for s in n.signals[:3]]))
+    return sorted(out, key=lambda s: (-s.score, s.host))
+
+
+__all__ = ["HealthFindings", "HealthSuspect", "NodeHealth", "analyze_health", "probe_kind"]

@@ -1,0 +1,572 @@
+"""Parsers for node health probe output as the tools print it: `nvidia-smi -q`, `dcgmi diag`, `dmesg -T`, `ibstat`,
+`perfquery`, nccl-tests `all_reduce_perf`, and the generic JSON probe. Each returns signals with the exact line.
+
+Lines are numbered as the bundle readers number them (split on `\\n` only); odd lines are skipped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from diagagent.analysis.xid import Severity, XidCatalog
+
+SEVERITY_RANK: dict[str, int] = {"fatal": 3, "error": 2, "warning": 1, "info": 0}
+
+
+class HealthSignal(BaseModel):
+    """One thing a probe showed, with the line that shows it."""
+
+    host: str | None = None
+    probe: str
+    file: str
+    line: int = Field(ge=1, description="1-based line of `text` in `file`.")
+    text: str = Field(description="The exact line, as untrusted data.")
+    kind: str  # xid, ecc_uncorrectable, ib_port_down, low_busbw, oom_kill, kernel_panic, thermal_throttle, ...
+    code: int | None = None  # the Xid (or SXid) number where there is one
+    severity: Severity
+    meaning: str
+    action: str = ""
+    device: str | None = None  # GPU PCI id, HCA/port, ...
+    count: int = 1  # how many lines of this kind it stands for (repeats counted, the first cited)
+
+
+@dataclass(slots=True)
+class Reading:
+    """What one probe file said: signals it shows on its own, and values to compare against the node's peers."""
+
+    signals: list[HealthSignal] = field(default_factory=list)
+    values: dict[str, tuple[float, int, str]] = field(default_factory=dict)  # name -> (value, line, line text)
+    skipped: int = 0
+
+
+def numbered_lines(text: str) -> list[tuple[int, str]]:
+    return [(n, raw.rstrip("\r")) for n, raw in enumerate(text.split("\n"), start=1)]
+
+
+def _sig(reading: Reading, file: str, probe: str, line: int, text: str, kind: str, severity: Severity, meaning: str,
+         action: str = "", code: int | None = None, device: str | None = None, merge_within: int = 0) -> None:
+    """Add a signal; a repeat of the same kind (and device) within `merge_within` lines only bumps the count."""
+    if merge_within:
+        for s in reversed(reading.signals):
+            if s.kind == kind and s.device == device and s.code == code and line - s.line <= merge_within:
+                s.count += 1
+                return
+    reading.signals.append(HealthSignal(probe=probe, file=file, line=line, text=text.strip()[:2000], kind=kind,
+                                        code=code, severity=severity, meaning=meaning, action=action, device=device))
+
+
+# --- nvidia-smi -q ------------------------------------------------------------------------------------------
+
+_SMI_GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
+_SMI_KV = re.compile(r"^(\s*)(\S[^:]*?)\s*:\s*(.*?)\s*$")
+_SMI_LOST = re.compile(r"GPU is lost|Unable to determine the device handle|No devices were found|fallen off the bus",
+                       re.IGNORECASE)
+_THROTTLE_SECTIONS = ("Clocks Throttle Reasons", "Clocks Event Reasons", "Clocks_event_reasons")
+_THROTTLE_KINDS = {
+    "HW Thermal Slowdown": ("thermal_throttle", "error", "hardware thermal slowdown: the GPU is too hot and clocks are cut"),
+    "SW Thermal Slowdown": ("thermal_throttle", "warning", "software thermal slowdown: the GPU is above its target temperature"),
+    "HW Power Brake Slowdown": ("power_brake", "error", "hardware power brake: an external power-brake signal cut the clocks"),
+    "HW Slowdown": ("hw_slowdown", "error", "hardware slowdown (thermal or power brake) cut the clocks"),
+}
+
+
+def _int(value: str) -> int | None:
+    head = value.split()[0] if value.split() else ""
+    return int(head) if head.isdigit() else None
+
+
+def parse_nvidia_smi(text: str, file: str, probe: str = "nvidia-smi", correctable_warn: int = 1000) -> Reading:
+    """`nvidia-smi -q`: ECC (volatile / aggregate; SRAM/DRAM or Single/Double Bit), retired pages, remapped rows,
+    clock throttle / event reasons, temperatures, lost GPUs. Values: `gpus` (Attached GPUs), `gpu_count`."""
+    r = Reading()
+    stack: list[tuple[int, str]] = []
+    gpu: str | None = None
+    gpus_seen = 0
+    temps: dict[str, tuple[int, int, str]] = {}
+    throttled: dict[str, tuple[str, int, str]] = {}  # this GPU's active throttle reasons: name -> (kind, line, text)
+
+    def flush_gpu() -> None:
+        specific = [k for k in throttled if k != "HW Slowdown"]
+        for name, (kind, line, txt) in throttled.items():
+            if name == "HW Slowdown" and specific:
+                continue  # the parent reason; the specific child says why
+            _, severity, meaning = _THROTTLE_KINDS[name]
+            _sig(r, file, probe, line, txt, kind, severity, f"{meaning} ({name}: Active)",
+                 "Check cooling and power of this GPU; a GPU that keeps throttling slows the whole job: evict it.",
+                 device=gpu)
+        throttled.clear()
+        cur, slow, line_text = temps.get("cur", (None, 0, "")), temps.get("slow"), temps.get("maxop")
+        if cur[0] is not None:
+            limit = slow or line_text
+            if limit is not None and cur[0] >= limit[0]:
+                _sig(r, file, probe, cur[1], cur[2], "gpu_overheat", "error",
+                     f"GPU at {cur[0]} C, at or above its slowdown limit ({limit[0]} C)",
+                     "Check the node's cooling; evict the node if the GPU stays this hot.", device=gpu)
+        temps.clear()
+
+    for n, line in numbered_lines(text):
+        if not line.strip() or line.startswith("="):
+            continue
+        m = _SMI_GPU.match(line)
+        if m:
+            if gpu is not None:
+                flush_gpu()
+            gpu, gpus_seen, stack = m.group(1), gpus_seen + 1, []
+            continue
+        if _SMI_LOST.search(line):
+            _sig(r, file, probe, n, line, "gpu_lost", "fatal", "nvidia-smi cannot reach a GPU (lost or fallen off the bus)",
+                 "Drain the node and reboot it; reseat or replace the GPU if it recurs.", device=gpu, merge_within=50)
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        kv = _SMI_KV.match(line) if ":" in line else None
+        if kv is None:
+            stack.append((indent, line.strip()))
+            continue
+        key, value = kv.group(2), kv.group(3)
+        path = [s for _, s in stack]
+        if key == "Attached GPUs" and _int(value) is not None:
+            r.values["gpus"] = (float(_int(value) or 0), n, line)
+        elif "ECC Errors" in path:
+            _smi_ecc(r, file, probe, n, line, path, key, value, gpu, correctable_warn)
+        elif "Retired Pages" in path:
+            count = _int(value)
+            if key.startswith("Double Bit") and count:
+                _sig(r, file, probe, n, line, "retired_pages", "warning", f"{count} page(s) retired for double-bit ECC errors",
+                     "Reset the GPU at the next opportunity; replace it if retirements keep growing.", device=gpu)
+            elif key.startswith("Pending") and value.lower().startswith("yes"):
+                _sig(r, file, probe, n, line, "retired_pages_pending", "warning", "a page retirement waits for a GPU reset",
+                     "Reset the GPU (or reboot the node) to retire the page.", device=gpu)
+        elif "Remapped Rows" in path:
+            count = _int(value)
+            if key.startswith("Uncorrectable") and count:
+                _sig(r, file, probe, n, line, "row_remap_uncorrectable", "warning",
+                     f"{count} row(s) remapped after uncorrectable ECC errors",
+                     "Reset the GPU so pending remaps apply; watch for more uncorrectable errors.", device=gpu)
+            elif key == "Pending" and value.lower().startswith("yes"):
+                _sig(r, file, probe, n, line, "row_remap_pending", "warning", "a row remapping waits for a GPU reset",
+                     "Reset the GPU to apply the remapping before it runs more work.", device=gpu)
+            elif key.startswith("Remapping Failure") and value.lower().startswith("yes"):
+                _sig(r, file, probe, n, line, "row_remap_failure", "fatal", "row remapping failed: the GPU has no spare rows left",
+                     "Drain the node and replace the GPU.", device=gpu)
+        elif any(s in path for s in _THROTTLE_SECTIONS) and "Counters" not in " ".join(path):
+            if key in _THROTTLE_KINDS and value.lower() == "active":
+                throttled[key] = (_THROTTLE_KINDS[key][0], n, line)
+        elif "Temperature" in path:
+            t = _int(value)
+            if t is not None:
+                if key == "GPU Current Temp":
+                    temps["cur"] = (t, n, line)
+                elif key == "GPU Slowdown Temp":
+                    temps["slow"] = (t, n, line)
+                elif key == "GPU Max Operating Temp":
+                    temps["maxop"] = (t, n, line)
+    if gpu is not None:
+        flush_gpu()
+    r.values["gpu_count"] = (float(gpus_seen), 1, "")
+    return r
+
+
+def _smi_ecc(r: Reading, file: str, probe: str, n: int, line: str, path: list[str], key: str, value: str,
+             gpu: str | None, correctable_warn: int) -> None:
+    count = _int(value)
+    if not count:
+        return
+    volatile = "Volatile" in path
+    uncorrectable = "Uncorrectable" in key or "Double Bit" in path
+    if uncorrectable:
+        if "Double Bit" in path and key == "Total" and any(
+                s.kind.startswith("ecc_uncorrectable") and s.line >= n - 12 for s in r.signals):
+            return  # the per-memory rows above already say it
+        if volatile:
+            _sig(r, file, probe, n, line, "ecc_uncorrectable", "fatal",
+                 f"{count} uncorrectable ECC error(s) since the driver loaded ({key})",
+                 "Drain the node and reset the GPU (row remapping applies on reset); replace it if remapping failed.",
+                 device=gpu)
+        else:
+            _sig(r, file, probe, n, line, "ecc_uncorrectable_aggregate", "warning",
+                 f"{count} uncorrectable ECC error(s) over the GPU's lifetime ({key})",
+                 "Check Remapped Rows; replace the GPU if uncorrectable errors keep appearing.", device=gpu)
+    elif volatile and ("Correctable" in key or "Single Bit" in path) and count >= correctable_warn:
+        _sig(r, file, probe, n, line, "ecc_correctable", "warning", f"{count} correctable ECC errors since the driver loaded",
+             "Watch the count; a fast-rising correctable rate precedes uncorrectable errors.", device=gpu)
+
+
+# --- dcgmi diag ---------------------------------------------------------------------------------------------
+
+_DCGM_ROW = re.compile(r"^\|\s*(.*?)\s*\|\s*(.*?)\s*\|\s*$")
+_DCGM_SECTION = re.compile(r"^[|+]-+\s+(\w[\w ]*?)\s+-+\+")
+_DCGM_FR = re.compile(r"DCGM_FR_\w+")
+
+
+def parse_dcgm_diag(text: str, file: str, probe: str = "dcgm-diag") -> Reading:
+    """`dcgmi diag -r 1|2|3|4` result table. DCGM 2/3 print `GPU Memory | Pass - GPUs: 0, 1` and a continuation
+    row `| Fail - GPU: 3`; DCGM 4 prints `memory | Fail` then `| GPU2: Fail` rows. The cited line is the first
+    row that says Fail; Warning/Error detail rows (with their DCGM_FR_* code) are added to its meaning."""
+    r = Reading()
+    section, test = "", ""
+    failed: HealthSignal | None = None  # the current test's failure signal
+    wrapped_prev = False  # dcgmi cuts long details at the cell width, mid-word
+    for n, line in numbered_lines(text):
+        m = _DCGM_SECTION.match(line)
+        if m:
+            section, test, failed = m.group(1).strip(), "", None
+            continue
+        if line.startswith("Error"):
+            _sig(r, file, probe, n, line, "dcgm_error", "warning", "dcgmi diag could not run to the end",
+                 "Rerun dcgmi diag; check that nv-hostengine runs and the GPUs are visible.")
+            continue
+        row = _DCGM_ROW.match(line)
+        if row is None or section == "Metadata" or row.group(1) == "Diagnostic":
+            continue
+        name, value = row.group(1), row.group(2)
+        is_detail = name.lower().startswith(("warning", "error", "info"))
+        if name and not is_detail:
+            test, failed = name, None
+        status = _dcgm_status(value)
+        if status == "fail" and not is_detail:
+            gpus = _dcgm_gpus(value)
+            if failed is None:
+                where = f" on GPU {', '.join(gpus)}" if gpus else ""
+                _sig(r, file, probe, n, line, "dcgm_fail", "error", f"dcgmi diag test '{test}' ({section or 'diag'}) "
+                     f"failed{where}", "Drain the node; the failed test names the part to service (memory, PCIe, "
+                     "NVLink, power, thermal).", device=",".join(gpus) or None)
+                failed = r.signals[-1]
+            elif gpus:
+                failed.device = ",".join(filter(None, [failed.device, *gpus]))
+                failed.meaning += f"; GPU {', '.join(gpus)} failed"
+        elif status == "warn" and not is_detail:
+            _sig(r, file, probe, n, line, "dcgm_warn", "warning", f"dcgmi diag test '{test}' warned",
+                 "Rerun dcgmi diag -r 3 on a drained node.")
+            failed = r.signals[-1]
+        elif failed is not None and (is_detail or (not name and status is None)) and len(failed.meaning) < 800:
+            cells = line.split("|")
+            wrapped = len(cells) > 2 and len(cells[2]) > 2 and not cells[2][-2].isspace()
+            failed.meaning += f"; {name}: {value}" if is_detail else f"{'' if wrapped_prev else ' '}{value}"
+            wrapped_prev = wrapped
+            continue
+        wrapped_prev = False
+    for sig in r.signals:
+        codes = sorted(set(_DCGM_FR.findall(sig.meaning.replace(" ", ""))))
+        if codes:
+            sig.meaning += f" [{', '.join(codes)}]"
+    return r
+
+
+def _dcgm_status(value: str) -> str | None:
+    low = value.lower()
+    m = re.match(r"^(?:gpu\s*\d+\s*:\s*)?(pass|fail|warn|skip)", low)
+    return m.group(1) if m else None
+
+
+def _dcgm_gpus(value: str) -> list[str]:
+    m = re.match(r"^GPU\s*(\d+)\s*:", value, re.IGNORECASE)
+    if m:
+        return [m.group(1)]
+    return re.findall(r"\d+", value.split("-", 1)[1]) if "-" in value else []
+
+
+# --- dmesg -T -----------------------------------------------------------------------------------------------
+
+_XID = re.compile(r"NVRM: Xid \(([^)]*)\):\s*(\d+),\s*(.*)$")
+_SXID = re.compile(r"SXid \(([^)]*)\):\s*(\d+),\s*(Non-fatal|Fatal)?", re.IGNORECASE)
+_AER = re.compile(r"AER: (Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected) error received|"
+                  r"PCIe Bus Error: severity=(Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected)", re.IGNORECASE)
+_OOM_KILL = re.compile(r"(?:Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (\d+) \(([^)]*)\)")
+_OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer")
+_LINK_DOWN = re.compile(r"(mlx\d_\w*|ib\w*|bnxt\w*|enp\w+|eth\d+).*\blink (?:is )?down\b", re.IGNORECASE)
+_LINK_UP = re.compile(r"(mlx\d_\w*|ib\w*|bnxt\w*|enp\w+|eth\d+).*\blink (?:is )?up\b", re.IGNORECASE)
+_NIC_MODULE = re.compile(r"mlx5_core.*(?:Port module event|module \d+).*(?:error|unplugged|high temperature)",
+                         re.IGNORECASE)
+_DMESG_PLAIN = (
+    (re.compile(r"Kernel panic - not syncing"), "kernel_panic", "fatal", "the kernel panicked: the node went down",
+     "Drain the node; read the panic reason (machine check, hung task, oops) and service it before it rejoins."),
+    (re.compile(r"Machine Check Exception|Machine check: .*(?:context corrupt|Uncorrected)"),
+     "machine_check", "fatal", "a CPU/memory machine-check exception (hardware error)",
+     "Drain the node; run memory and CPU diagnostics; service the part the MCE bank names."),
+    (re.compile(r"Machine check events logged|EDAC .*(?:UE|CE) "), "machine_check_logged", "warning",
+     "machine-check (hardware error) events were logged", "Read them with mcelog / rasdaemon; watch for more."),
+    (re.compile(r"BUG: unable to handle|general protection fault|Oops:|kernel BUG at"), "kernel_oops", "error",
+     "a kernel oops (driver or kernel bug, or bad memory)", "Drain the node and check the kernel and driver versions."),
+    (re.compile(r"watchdog: BUG: soft lockup|rcu_sched self-detected stall|hard LOCKUP"), "soft_lockup", "error",
+     "a CPU stopped responding (lockup)", "Drain the node; check the kernel log before the lockup."),
+    (re.compile(r"INFO: task \S+ blocked for more than \d+ seconds"), "hung_task", "warning",
+     "a task blocked in the kernel for minutes (I/O or driver hang)", "Check the storage and the GPU driver on this node."),
+    (re.compile(r"GPU has fallen off the bus"), "gpu_lost", "fatal", "a GPU fell off the PCIe bus",
+     "Drain the node and reboot it; reseat or replace the GPU if it recurs."),
+    (re.compile(r"NVLink.*(?:fatal|error)|nvlink.*(?:fatal|error)"), "nvlink_error", "error", "an NVLink error",
+     "Check nvidia-smi nvlink -e; reset the GPUs or service the NVLink/NVSwitch."),
+    (re.compile(r"EXT4-fs error|XFS .*(?:corruption|I/O error)|Buffer I/O error|blk_update_request: I/O error|"
+                r"nvme\S* .*I/O error"), "disk_io_error", "warning", "a local disk or file system I/O error",
+     "Check the disk (smartctl) and the file system."),
+    (re.compile(r"LustreError: |Lustre: .*(?:evicted|Connection to .* was lost)|nfs: server .* not responding"),
+     "fs_client_error",
+     "warning", "the shared file system client lost its server", "Check the file system servers and the node's network."),
+)
+
+
+def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg") -> Reading:
+    """`dmesg -T` (or plain `dmesg`, or `journalctl -k`): Xid with NVIDIA's catalog meaning, severity and action,
+    NVSwitch SXid, NVLink, PCIe AER, the OOM killer, kernel panics and machine checks, NIC link changes."""
+    r = Reading()
+    for n, line in numbered_lines(text):
+        if not line.strip():
+            continue
+        m = _XID.search(line)
+        if m:
+            code = int(m.group(2))
+            entry = catalog.lookup(code)
+            _sig(r, file, probe, n, line, "xid", entry.severity,
+                 f"Xid {code} {entry.mnemonic}: {entry.meaning}".replace("  ", " ").replace(" :", ":"),
+                 f"{entry.action}" + (f" (NVIDIA: {entry.immediate})" if entry.immediate else ""),
+                 code=code, device=m.group(1).removeprefix("PCI:"), merge_within=5)
+            continue
+        m = _SXID.search(line)
+        if m:
+            fatal = (m.group(3) or "").lower() == "fatal"
+            _sig(r, file, probe, n, line, "nvswitch_sxid", "fatal" if fatal else "warning",
+                 f"NVSwitch SXid {m.group(2)} ({m.group(3) or 'severity not printed'})",
+                 "Check the NVSwitch fabric (nvidia-fabricmanager log); a fatal SXid needs the node reset or serviced.",
+                 code=int(m.group(2)), device=m.group(1), merge_within=5)
+            continue
+        m = _AER.search(line)
+        if m:
+            sev = (m.group(1) or m.group(2) or "").lower()
+            if "fatal" in sev and "non-fatal" not in sev:
+                _sig(r, file, probe, n, line, "pcie_aer_fatal", "fatal", "PCIe uncorrected fatal error (AER)",
+                     "Drain the node; reseat or replace the device the AER names.", merge_within=4)
+            elif "uncorrected" in sev:
+                _sig(r, file, probe, n, line, "pcie_aer_uncorrected", "error", "PCIe uncorrected non-fatal error (AER)",
+                     "Watch for more; reseat the device if they repeat.", merge_within=4)
+            else:
+                _sig(r, file, probe, n, line, "pcie_aer_corrected", "info", "PCIe corrected error (AER)",
+                     "None unless they come in floods; then check the slot and cable.", merge_within=10_000)
+            continue
+        m = _OOM_KILL.search(line)
+        if m:
+            _sig(r, file, probe, n, line, "oom_kill", "error",
+                 f"the kernel OOM killer killed process {m.group(1)} ({m.group(2)}): host memory ran out",
+                 "Restart from the last checkpoint; lower host memory use (dataloader workers, pinned memory) "
+                 "or raise the memory limit.")
+            continue
+        if _OOM_INVOKED.search(line):
+            _sig(r, file, probe, n, line, "oom_invoked", "info", "the OOM killer was invoked (a kill follows)", "",
+                 merge_within=200)
+            continue
+        m = _LINK_DOWN.search(line)
+        if m and ("mlx" in line or "ib" in m.group(1).lower() or "link down" in line.lower()):
+            _sig(r, file, probe, n, line, "nic_link_down", "error", f"network link down ({m.group(1)})",
+                 "Check the cable, transceiver and switch port; a flapping link breaks NCCL: evict the node.",
+                 device=m.group(1))
+            continue
+        m = _LINK_UP.search(line)
+        if m:
+            _sig(r, file, probe, n, line, "nic_link_up", "info", f"network link up ({m.group(1)})", "", device=m.group(1),
+                 merge_within=10_000)
+            continue
+        if _NIC_MODULE.search(line):
+            _sig(r, file, probe, n, line, "nic_module_error", "warning", "NIC cable/transceiver module event",
+                 "Check or replace the transceiver and cable.", merge_within=20)
+            continue
+        for pattern, kind, severity, meaning, action in _DMESG_PLAIN:
+            if pattern.search(line):
+                last = r.signals[-1] if r.signals else None
+                if kind == "gpu_lost" and last is not None and last.code == 79 and n - last.line <= 5:
+                    last.count += 1  # the driver's second line about the Xid 79 just cited
+                    break
+                _sig(r, file, probe, n, line, kind, severity, meaning, action, merge_within=20)  # type: ignore[arg-type]
+                break
+    return r
+
+
+# --- ibstat -------------------------------------------------------------------------------------------------
+
+_IB_CA = re.compile(r"^CA '([^']+)'")
+_IB_PORT = re.compile(r"^\s+Port (\d+):\s*$")
+_IB_KV = re.compile(r"^\s+([A-Za-z ]+):\s*(.*?)\s*$")
+
+
+@dataclass(slots=True)
+class IbPort:
+    ca: str
+    port: str
+    state: str = ""
+    state_line: int = 0
+    state_text: str = ""
+    physical: str = ""
+    physical_line: int = 0
+    rate: float | None = None
+    rate_line: int = 0
+    rate_text: str = ""
+    link_layer: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.ca}/{self.port}"
+
+
+def parse_ibstat(text: str) -> list[IbPort]:
+    """`ibstat`: every CA's ports with State, Physical state, Rate and Link layer (and the line of each)."""
+    ports: list[IbPort] = []
+    ca, port = "", None
+    for n, line in numbered_lines(text):
+        m = _IB_CA.match(line)
+        if m:
+            ca, port = m.group(1), None
+            continue
+        m = _IB_PORT.match(line)
+        if m and ca:
+            port = IbPort(ca, m.group(1))
+            ports.append(port)
+            continue
+        m = _IB_KV.match(line)
+        if m is None or port is None:
+            continue
+        key, value = m.group(1).strip(), m.group(2)
+        if key == "State":
+            port.state, port.state_line, port.state_text = value, n, line
+        elif key == "Physical state":
+            port.physical, port.physical_line = value, n
+        elif key == "Rate":
+            try:
+                port.rate, port.rate_line, port.rate_text = float(value.split()[0]), n, line
+            except (ValueError, IndexError):
+                pass
+        elif key == "Link layer":
+            port.link_layer = value
+    return ports
+
+
+# --- perfquery ----------------------------------------------------------------------------------------------
+
+_PQ_HEADER = re.compile(r"^# Port (?:extended )?counters: Lid (\d+) port (\d+)", re.IGNORECASE)
+_PQ_COUNTER = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*:\.*\s*(\d+)\s*$")
+_SYSFS_COUNTER = re.compile(r"^\s*(?:\S*/)?([a-z_]+(?:errors?|downed|recovery|discards|wait|error))\s*[:=]\s*(\d+)\s*$")
+
+
+@dataclass(slots=True)
+class PortCounter:
+    port: str  # "lid 91 port 1", or "" when the output has no header
+    name: str
+    value: int
+    line: int
+    text: str
+
+
+def parse_perfquery(text: str) -> list[PortCounter]:
+    """`perfquery` (and `-x`) port counters, `Name:.....value`; also sysfs-style `symbol_error: N` lines."""
+    out: list[PortCounter] = []
+    port = ""
+    for n, line in numbered_lines(text):
+        m = _PQ_HEADER.match(line)
+        if m:
+            port = f"lid {m.group(1)} port {m.group(2)}"
+            continue
+        m = _PQ_COUNTER.match(line) or _SYSFS_COUNTER.match(line)
+        if m:
+            out.append(PortCounter(port, m.group(1), int(m.group(2)), n, line))
+    return out
+
+
+# --- nccl-tests ---------------------------------------------------------------------------------------------
+
+_NCCL_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([\d.]+)")
+_NCCL_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w*)")
+_NCCL_FAIL = re.compile(r"Test (?:NCCL|CUDA) failure|NCCL WARN|NCCL error|Test failure")
+
+
+def parse_nccl_tests(text: str, file: str, probe: str = "nccl-tests") -> Reading:
+    """nccl-tests `*_perf` output (the `redop root ... #wrong` layout and the older `redop ... error` one).
+    Values: `avg_busbw` (the Avg bus bandwidth line) and `max_busbw` (out-of-place busbw at the largest size)."""
+    r = Reading()
+    columns: list[str] = []
+    largest = -1
+    for n, line in numbered_lines(text):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("#"):
+            body = stripped.lstrip("#").split()
+            if "busbw" in body and "size" in body:
+                columns = body
+                continue
+            m = _NCCL_AVG.match(stripped)
+            if m:
+                r.values["avg_busbw"] = (float(m.group(1)), n, line)
+                continue
+            m = _NCCL_OOB.match(stripped)
+            if m and int(m.group(1)) > 0:
+                _sig(r, file, probe, n, line, "nccl_wrong_results", "error",
+                     f"nccl-tests found {m.group(1)} wrong values: data corruption on the path",
+                     "Drain the node; run dcgmi diag -r 3 and check NVLink / NIC errors.")
+            continue
+        if _NCCL_FAIL.search(line):
+            _sig(r, file, probe, n, line, "nccl_test_failure", "error", "nccl-tests failed to run",
+                 "Check the node's GPUs and NICs (dcgmi diag, ibstat); rerun the test.", merge_within=20)
+            continue
+        tokens = stripped.split()
+        if not columns or not tokens[0].isdigit() or len(tokens) < len(columns) - 1:
+            r.skipped += 0 if not columns else 1
+            continue
+        try:
+            size = int(tokens[columns.index("size")])
+            busbw = float(tokens[columns.index("busbw")])
+        except (ValueError, IndexError):
+            r.skipped += 1
+            continue
+        wrong_col = next((i for i, c in enumerate(columns) if c in ("#wrong", "error")), None)
+        if wrong_col is not None and wrong_col < len(tokens) and columns[wrong_col] == "#wrong" and \
+                tokens[wrong_col].isdigit() and int(tokens[wrong_col]) > 0:
+            _sig(r, file, probe, n, line, "nccl_wrong_results", "error",
+                 f"{tokens[wrong_col]} wrong values at size {size}", "Drain the node; run dcgmi diag -r 3.",
+                 merge_within=10_000)
+        if size >= largest:
+            largest = size
+            r.values["max_busbw"] = (busbw, n, line)
+    return r
+
+
+# --- the generic JSON probe ---------------------------------------------------------------------------------
+
+
+def parse_json_probe(text: str, file: str, probe: str) -> Reading:
+    """`{"probe": ..., "status": "ok|warn|fail", "detail": ..., "metrics": {...}}`; the line cited is the status."""
+    r = Reading()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        r.skipped += 1
+        return r
+    if not isinstance(data, dict):
+        r.skipped += 1
+        return r
+    status = str(data.get("status", "")).lower()
+    name = str(data.get("probe") or probe)
+    line_no, line_text = 1, text.split("\n", 1)[0]
+    for n, line in numbered_lines(text):
+        if '"status"' in line:
+            line_no, line_text = n, line
+            break
+    detail = str(data.get("detail", ""))[:500]
+    if status in ("fail", "failed", "error", "critical"):
+        _sig(r, file, name, line_no, line_text, "probe_fail", "error", f"probe {name} failed: {detail}",
+             "Drain the node and check what the probe tests.")
+    elif status in ("warn", "warning", "degraded"):
+        _sig(r, file, name, line_no, line_text, "probe_warn", "warning", f"probe {name} warned: {detail}",
+             "Check what the probe tests.")
+    metrics = data.get("metrics")
+    if isinstance(metrics, dict):
+        for k, v in metrics.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                r.values[f"metric:{k}"] = (float(v), line_no, line_text)
+    return r
+
+
+__all__ = ["SEVERITY_RANK", "HealthSignal", "IbPort", "PortCounter", "Reading", "numbered_lines",
+           "parse_dcgm_diag", "parse_dmesg", "parse_ibstat", "parse_json_probe", "parse_nccl_tests",
+           "parse_nvidia_smi", "parse_perfquery"]

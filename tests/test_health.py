@@ -1,0 +1,192 @@
+"""Node health: probe parsers on real-format samples, peer comparisons, verdicts with exact lines, CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from diagagent.analysis.health import analyze_health
+from diagagent.analysis.probes import (
+    parse_dcgm_diag,
+    parse_dmesg,
+    parse_ibstat,
+    parse_json_probe,
+    parse_nccl_tests,
+    parse_nvidia_smi,
+    parse_perfquery,
+)
+from diagagent.analysis.xid import load_xid_catalog
+from diagagent.apps.cli import build_app
+from diagagent.telemetry import Bundle
+
+FIX = Path(__file__).parent / "fixtures" / "probes"
+
+
+def _line(name: str, n: int) -> str:
+    return (FIX / name).read_text().split("\n")[n - 1].strip()
+
+
+def _kinds(reading) -> dict[str, tuple[int, str]]:  # noqa: ANN001
+    return {s.kind + (f":{s.code}" if s.code is not None else ""): (s.line, s.severity) for s in reading.signals}
+
+
+def test_nvidia_smi_h100_ecc_and_remap() -> None:
+    r = parse_nvidia_smi((FIX / "nvidia-smi-h100-ecc.txt").read_text(), "f")
+    k = _kinds(r)
+    assert k["ecc_uncorrectable"] == (114, "fatal")
+    assert _line("nvidia-smi-h100-ecc.txt", 114).startswith("DRAM Uncorrectable            : 2")
+    assert k["row_remap_pending"][1] == "warning" and "ecc_correctable" not in k  # 12 correctable is normal
+    assert "thermal_throttle" not in k  # SW Power Cap alone is normal under load
+    assert r.values["gpus"][0] == 2 and r.signals[0].device == "00000000:2A:00.0"
+
+
+def test_nvidia_smi_a100_throttle_reasons_and_old_ecc_layout() -> None:
+    r = parse_nvidia_smi((FIX / "nvidia-smi-a100-throttle.txt").read_text(), "f")
+    lines = {(s.kind, s.line, s.severity) for s in r.signals}
+    assert ("thermal_throttle", 20, "error") in lines  # HW Thermal Slowdown, not its parent HW Slowdown
+    assert not any(s.line == 19 for s in r.signals)
+    v = parse_nvidia_smi((FIX / "nvidia-smi-v100-dbe.txt").read_text(), "f")
+    k = _kinds(v)
+    assert k["ecc_uncorrectable"] == (37, "fatal")  # Volatile / Double Bit / Device Memory
+    assert sum(s.kind == "ecc_uncorrectable" for s in v.signals) == 1  # its Total row is not a second signal
+    assert k["retired_pages_pending"][0] == 67
+
+
+def test_nvidia_smi_lost_gpu() -> None:
+    r = parse_nvidia_smi((FIX / "nvidia-smi-lost.txt").read_text(), "f")
+    assert _kinds(r)["gpu_lost"] == (1, "fatal") and r.values["gpus"][0] == 7
+
+
+def test_dcgm_diag_v3_and_v4_tables() -> None:
+    v3 = parse_dcgm_diag((FIX / "dcgm-diag-r2-fail.txt").read_text(), "f")
+    assert [(s.line, s.device) for s in v3.signals] == [(16, None), (25, "3")]
+    assert "GPU Memory" in v3.signals[1].meaning and "DCGM_FR_CUDA_API" in v3.signals[1].meaning
+    v4 = parse_dcgm_diag((FIX / "dcgm-diag-v4-fail.txt").read_text(), "f")
+    assert [(s.line, s.device) for s in v4.signals] == [(16, "2")]
+    assert "DCGM_FR_VOLATILE_DBE_DETECTED" in v4.signals[0].meaning
+    assert parse_dcgm_diag((FIX / "dcgm-diag-pass.txt").read_text(), "f").signals == []
+
+
+def test_dmesg_xid_catalog_aer_oom_panic_links() -> None:
+    r = parse_dmesg((FIX / "dmesg.txt").read_text(), "f", load_xid_catalog())
+    k = _kinds(r)
+    assert k["xid:48"] == (8, "fatal") and k["xid:79"] == (12, "fatal") and k["xid:74"] == (11, "fatal")
+    assert k["xid:94"] == (10, "error") and k["xid:63"][1] == "warning" and k["xid:45"][1] == "info"
+    x79 = next(s for s in r.signals if s.code == 79)
+    assert x79.count == 2 and "RESTART_BM" in x79.action and x79.device == "0000:db:00"
+    assert "gpu_lost" not in k  # the driver's second line about the same Xid 79
+    assert k["pcie_aer_fatal"] == (16, "fatal") and k["pcie_aer_corrected"][1] == "info"
+    assert k["oom_kill"] == (26, "error") and k["oom_invoked"][1] == "info"
+    assert k["kernel_panic"] == (28, "fatal") and k["nic_link_down"] == (21, "error")
+    assert x79.text == _line("dmesg.txt", 12)
+
+
+def test_ibstat_perfquery_nccl_json() -> None:
+    ports = parse_ibstat((FIX / "ibstat-down.txt").read_text())
+    assert [(p.name, p.state, p.physical, p.rate) for p in ports] == [
+        ("mlx5_0/1", "Active", "LinkUp", 400.0), ("mlx5_1/1", "Down", "Polling", 10.0)]
+    assert ports[1].state_line == 26
+    counters = {c.name: (c.value, c.line) for c in parse_perfquery((FIX / "perfquery.txt").read_text())}
+    assert counters["LinkDownedCounter"] == (6, 6) and counters["PortXmitWait"] == (1024, 22)
+    new = parse_nccl_tests((FIX / "nccl-tests-allreduce.txt").read_text(), "f")
+    assert new.values["avg_busbw"][:2] == (157.372, 22) and new.values["max_busbw"][:2] == (423.91, 20)
+    old = parse_nccl_tests((FIX / "nccl-tests-v2-old.txt").read_text(), "f")
+    assert old.values["avg_busbw"][0] == 50.3333 and old.values["max_busbw"][0] == 120.93
+    j = parse_json_probe((FIX / "gpu-burn.json").read_text(), "f", "gpu-burn")
+    assert j.signals[0].kind == "probe_fail" and j.values["metric:errors"][0] == 12
+
+
+def _probe_bundle(root: Path) -> Path:
+    hosts = [f"node-00{i}" for i in range(1, 6)]
+    (root).mkdir(parents=True)
+    (root / "job.yaml").write_text('job_id: "9"\ngpus_per_node: 8\nnodes:\n' +
+                                   "".join(f"  - {{host: {h}}}\n" for h in hosts))
+    healthy_smi = (FIX / "nvidia-smi-h100-ecc.txt").read_text().replace("DRAM Uncorrectable            : 2",
+                                                                        "DRAM Uncorrectable            : 0")
+    healthy_smi = healthy_smi.replace("Attached GPUs                             : 2", "Attached GPUs                             : 8")
+    healthy_smi = healthy_smi.replace("Pending                           : Yes", "Pending                           : No")
+    healthy_smi = healthy_smi.replace("Uncorrectable Error               : 1", "Uncorrectable Error               : 0")
+    quiet_pq = "\n".join(ln if ":." not in ln or "Port" in ln and "Data" in ln else ln.rsplit(".", 1)[0] + ".0"
+                         for ln in (FIX / "perfquery.txt").read_text().split("\n"))
+    for i, h in enumerate(hosts):
+        d = root / "probes" / h
+        d.mkdir(parents=True)
+        (d / "nvidia-smi.txt").write_text(healthy_smi)
+        (d / "ibstat.txt").write_text((FIX / "ibstat-ok.txt").read_text())
+        (d / "ib-counters.txt").write_text(quiet_pq)
+        busbw = (FIX / "nccl-tests-allreduce.txt").read_text()
+        (d / "nccl-tests.txt").write_text(busbw.replace("157.372", str(157.0 + i)))
+        (d / "dmesg.txt").write_text("[Fri Nov 20 10:04:10 2026] NVRM: Xid (PCI:0000:3b:00): 45, pid=1, name=python3, "
+                                     "Ch 00000008\n")
+    bad = root / "probes" / "node-003"
+    shutil.copy(FIX / "ibstat-down.txt", bad / "ibstat.txt")
+    shutil.copy(FIX / "perfquery.txt", bad / "ib-counters.txt")
+    (bad / "nccl-tests.txt").write_text((FIX / "nccl-tests-allreduce.txt").read_text().replace("157.372", "41.5"))
+    shutil.copy(FIX / "nvidia-smi-h100-ecc.txt", root / "probes" / "node-005" / "nvidia-smi.txt")
+    shutil.copy(FIX / "dmesg.txt", root / "probes" / "node-005" / "dmesg.txt")
+    return root
+
+
+def test_verdicts_with_peers(tmp_path: Path) -> None:
+    root = _probe_bundle(tmp_path / "b")
+    with Bundle.open(root) as b:
+        f = analyze_health(b)
+    verdicts = {n.host: n.verdict for n in f.nodes}
+    assert verdicts == {"node-001": "healthy", "node-002": "healthy", "node-003": "faulty", "node-004": "healthy",
+                        "node-005": "faulty"}
+    n3 = f.node("node-003")
+    assert n3 is not None
+    kinds = {s.kind: s for s in n3.signals}
+    assert kinds["ib_port_down"].line == 26 and kinds["ib_port_down"].text == "State: Down"
+    assert kinds["low_busbw"].line == 22 and kinds["low_busbw"].severity == "error"
+    assert kinds["ib_link_downed"].line == 6 and kinds["ib_congestion"].line == 22
+    assert kinds["ib_symbol_errors"].severity == "warning"
+    n5 = f.node("node-005")
+    assert n5 is not None and n5.signals[0].severity == "fatal"
+    assert {"ecc_uncorrectable", "gpu_missing", "xid"} <= {s.kind for s in n5.signals}
+    assert {s.host for s in f.suspects} == {"node-003", "node-005"}
+    assert f.peer_baselines["nccl_busbw_median"] > 150
+
+
+def test_throttle_on_one_node_is_faulty_not_on_many(tmp_path: Path) -> None:
+    root = tmp_path / "b"
+    hosts = [f"n{i}" for i in range(4)]
+    root.mkdir()
+    (root / "job.yaml").write_text('job_id: "3"\ngpus_per_node: 1\nnodes:\n' + "".join(f"  - {{host: {h}}}\n" for h in hosts))
+    sw_only = (FIX / "nvidia-smi-a100-throttle.txt").read_text().replace(
+        "HW Slowdown                       : Active", "HW Slowdown                       : Not Active").replace(
+        "HW Thermal Slowdown           : Active", "HW Thermal Slowdown           : Not Active")
+    calm = sw_only.replace("SW Thermal Slowdown               : Active", "SW Thermal Slowdown               : Not Active")
+    for h in hosts:
+        (root / "probes" / h).mkdir(parents=True)
+        (root / "probes" / h / "nvidia-smi.txt").write_text(sw_only if h == "n2" else calm)
+    with Bundle.open(root) as b:
+        f = analyze_health(b)
+    assert f.node("n2").verdict == "faulty" and f.node("n0").verdict == "healthy"  # type: ignore[union-attr]
+
+
+def test_odd_probe_files_are_skipped(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text('job_id: "1"\nnodes: [{host: a}]\n')
+    (tmp_path / "probes" / "a").mkdir(parents=True)
+    (tmp_path / "probes" / "a" / "mystery.txt").write_text("\x00\x01 nothing here\n")
+    (tmp_path / "probes" / "a" / "broken.json").write_text("{not json")
+    (tmp_path / "probes" / "loose.txt").write_text("NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n")
+    with Bundle.open(tmp_path) as b:
+        f = analyze_health(b)
+    assert f.skipped == 3 and f.node("a").verdict == "healthy"  # type: ignore[union-attr]
+    (tmp_path / "probes").rename(tmp_path / "gone")
+    with Bundle.open(tmp_path) as b:
+        assert not analyze_health(b).present
+
+
+def test_cli_health(tmp_path: Path) -> None:
+    root = _probe_bundle(tmp_path / "b")
+    res = CliRunner().invoke(build_app(), ["health", str(root), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["nodes"][0]["verdict"] == "faulty"
+    res = CliRunner().invoke(build_app(), ["health", str(root)])
+    assert res.exit_code == 0 and "node-003" in res.output and "ib_port_down" in res.output
