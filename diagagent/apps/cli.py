@@ -14,6 +14,8 @@ COMMAND_MODULES = [
     "diagagent.apps.cmd_show",
     "diagagent.apps.cmd_actions",
     "diagagent.apps.cmd_eval",
+    "diagagent.apps.cmd_stacks",
+    "diagagent.apps.cmd_flows",
 ]
 
 
