@@ -15,7 +15,6 @@ COMMAND_MODULES = [
     "diagagent.apps.cmd_actions",
     "diagagent.apps.cmd_eval",
     "diagagent.apps.cmd_stacks",
-    "diagagent.apps.cmd_flows",
 ]
 
 
