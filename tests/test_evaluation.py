@@ -273,11 +273,12 @@ def test_markdown_splices_between_markers(tmp_path: Path) -> None:
     from diagagent.evaluation.runner import EvalRun
 
     readme = tmp_path / "README.md"
-    readme.write_text(f"# evals\nintro\n{MARK_BEGIN}\nold table\n{MARK_END}\nafter\n")
+    readme.write_text(f"# evals\nintro `{MARK_BEGIN}` in prose\n{MARK_BEGIN}\nold table\n{MARK_END}\nafter\n")
     run = EvalRun(scores={"grep": [CaseScore(case="a", set="evals/cases", category="data", events={"f1": 0.25})]})
     write_markdown(readme, run)
     text = readme.read_text()
-    assert text.startswith("# evals\nintro\n") and text.endswith(f"{MARK_END}\nafter\n")
+    assert text.startswith(f"# evals\nintro `{MARK_BEGIN}` in prose\n{MARK_BEGIN}\n### evals/cases")
+    assert text.endswith(f"{MARK_END}\nafter\n")
     assert "old table" not in text and "| events.f1 | 1 | 0.25 |" in text and "by category" not in text
     full = tmp_path / "latest.md"
     write_markdown(full, run)

@@ -49,9 +49,10 @@ def _agent(choice: str | None, baselines: list[str]) -> tuple[str | None, object
         predictor = agent_predictor(agent, settings())  # type: ignore[arg-type]
     except AgentUnavailable as exc:
         if choice is None and baselines:
-            console(stderr=True).print(f"[yellow]warning:[/] {exc} Scoring the baselines only.", soft_wrap=True)
+            console(stderr=True).print(f"[yellow]warning:[/] {exc}; scoring the baselines only "
+                                       "(--agent none says so and silences this)", soft_wrap=True)
             return None, None
-        fail(str(exc))
+        fail(f"{exc}; --agent none scores the baselines alone")
     return (AGENT_COLUMN[agent], predictor) if predictor is not None else (None, None)
 
 
@@ -123,11 +124,11 @@ def register(app: typer.Typer) -> None:
         with _progress() as progress:
             task = progress.add_task(f"scoring {len(predictors)} predictor(s)", total=len(cases))
             run = run_cases(cases, predictors, on_case_done=lambda _: progress.advance(task))
-        render_terminal(run, console(stderr=str(json_out) == "-"))
         if json_out is not None:
             _write_json(json_out, eval_json(run, agent_name))
         for out in markdown:
             write_markdown(out, run)
+        render_terminal(run, console(stderr=str(json_out) == "-"))
 
 
 __all__ = ["register"]

@@ -32,19 +32,18 @@ class AgentUnavailable(RuntimeError):
     """The chosen diagagent agent is not in this build (or cannot run here)."""
 
 
-def _import_agent(module: str, name: str, hint: str) -> Callable:
-    """`module.name`, imported only when asked for; AgentUnavailable with `hint` when this build lacks it."""
+def _import_agent(agent: str, module: str, name: str) -> Callable:
+    """`module.name`, imported only when asked for; AgentUnavailable when this build lacks it."""
     try:
         return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:
-        raise AgentUnavailable(f"{module}.{name}(bundle, settings) is missing from this build ({exc}). {hint}") \
-            from exc
+        raise AgentUnavailable(f"the {agent} agent is not available: {module}.{name}(bundle, settings) is "
+                               f"missing from this build ({exc})") from exc
 
 
 def playbook_predictor(settings: Settings) -> Predictor:
     """`diagagent.diagnosis.diagnose(bundle, settings)`: the deterministic playbook."""
-    diagnose = _import_agent("diagagent.diagnosis", "diagnose",
-                             "The playbook agent is not available: run the baselines alone with --agent none.")
+    diagnose = _import_agent("playbook", "diagagent.diagnosis", "diagnose")
 
     def predict(bundle: Bundle) -> Prediction:
         return Prediction(diagnosis=diagnose(bundle, settings))
@@ -54,9 +53,7 @@ def playbook_predictor(settings: Settings) -> Predictor:
 
 def llm_predictor(settings: Settings) -> Predictor:
     """`diagagent.agent.diagnose_with_llm(bundle, settings)` -> (Diagnosis, usage) with llm_calls, tokens_in/out."""
-    diagnose_with_llm = _import_agent("diagagent.agent", "diagnose_with_llm",
-                                      "The LLM agent is not available: use --agent playbook, or --agent none "
-                                      "for the baselines alone.")
+    diagnose_with_llm = _import_agent("LLM", "diagagent.agent", "diagnose_with_llm")
 
     def predict(bundle: Bundle) -> Prediction:
         diagnosis, usage = diagnose_with_llm(bundle, settings)

@@ -154,14 +154,14 @@ def render_markdown(run: EvalRun, by_category: bool = True) -> str:
 
 
 def write_markdown(path: Path, run: EvalRun) -> None:
-    """Write the report; into a file that holds the begin/end markers (a README), only the overall tables go
-    between them and the rest of the file stays as it is."""
+    """Write the report; into a file that holds the begin/end markers on lines of their own (a README), only the
+    overall tables go between them and the rest of the file stays as it is."""
     path = Path(path)
     existing = path.read_text(encoding="utf-8") if path.is_file() else ""
-    if MARK_BEGIN in existing and MARK_END in existing:
+    between = re.compile(f"^{re.escape(MARK_BEGIN)}$.*?^{re.escape(MARK_END)}$", re.DOTALL | re.MULTILINE)
+    if between.search(existing):
         body = f"{MARK_BEGIN}\n{render_markdown(run, by_category=False)}\n{MARK_END}"
-        pattern = re.compile(re.escape(MARK_BEGIN) + ".*?" + re.escape(MARK_END), re.DOTALL)
-        path.write_text(pattern.sub(lambda _: body, existing, count=1), encoding="utf-8")
+        path.write_text(between.sub(lambda _: body, existing, count=1), encoding="utf-8")
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("# diagagent eval\n\n" + render_markdown(run), encoding="utf-8")
