@@ -299,3 +299,58 @@ def test_cli_end_to_end_on_two_hand_written_cases(tmp_path: Path) -> None:
         assert list(report) == TOP_KEYS and report["cases"] == 2 and len(report["per_case"]) == 2
         assert report["seconds_per_case"] is not None and report["category_accuracy"] == 0.0
     assert "nodes.top1" in result.output
+
+
+def _fake_simulate(calls: list[tuple]) -> object:
+    def simulate(out: Path, fault: str, nodes: int, seed: int) -> None:
+        calls.append((fault, nodes, seed))
+        Path(out).mkdir(parents=True)
+        (Path(out) / "job.yaml").write_text(JOB_YAML)
+        (Path(out) / "truth.json").write_text(json.dumps({"fault": fault, "category": "hardware"}))
+
+    return simulate
+
+
+def test_suite_is_generated_once_into_the_versioned_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import diagagent.sim
+    from diagagent.evaluation.suites import ensure_suite, find_suite, load_suite
+
+    calls: list[tuple] = []
+    monkeypatch.setattr(diagagent.sim, "simulate", _fake_simulate(calls), raising=False)
+    monkeypatch.setattr(diagagent.sim, "SIM_VERSION", "v9", raising=False)
+    (tmp_path / "tiny.yaml").write_text("name: tiny\ncases:\n  - {fault: nic_down, nodes: 4, seed: 1}\n"
+                                        "  - {fault: cuda_oom, nodes: 2, seed: 3}\n")
+    suite = load_suite(find_suite("tiny", [tmp_path]))
+    ready: list[Path] = []
+    folders = ensure_suite(suite, tmp_path / "state", workers=1, on_case_ready=ready.append)
+    assert [f.name for f in folders] == ["nic_down-n4-s1-v9", "cuda_oom-n2-s3-v9"]
+    assert folders[0].parent == tmp_path / "state" / "suites" / "tiny"
+    assert calls == [("nic_down", 4, 1), ("cuda_oom", 2, 3)] and ready == folders
+    assert not list(folders[0].parent.glob("*.partial"))
+    assert ensure_suite(suite, tmp_path / "state", workers=1) == folders and len(calls) == 2  # reused
+
+
+def test_suite_errors_are_clear(tmp_path: Path) -> None:
+    from diagagent.evaluation.suites import SuiteError, find_suite, load_suite
+
+    with pytest.raises(SuiteError, match="no suite 'nope'"):
+        find_suite("nope", [tmp_path])
+    (tmp_path / "bad.yaml").write_text("name: bad\ncases:\n  - {fault: nic_down}\n")
+    with pytest.raises(SuiteError, match="nodes"):
+        load_suite(find_suite("bad", [tmp_path]))
+
+
+def test_cli_suite_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import diagagent.sim
+
+    monkeypatch.setattr(diagagent.sim, "simulate", _fake_simulate([]), raising=False)
+    monkeypatch.setattr(diagagent.sim, "SIM_VERSION", "v9", raising=False)
+    suite = tmp_path / "tiny.yaml"
+    suite.write_text("name: tiny\ncases:\n  - {fault: nic_down, nodes: 4, seed: 1}\n")
+    out = tmp_path / "out.json"
+    result = CliRunner().invoke(build_app(), ["eval", "--suite", str(suite), "--workers", "1", "--agent", "none",
+                                              "--baseline", "grep", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    grep = json.loads(out.read_text())["baselines"]["grep"]
+    assert grep["cases"] == 1 and grep["per_case"][0]["set"] == "tiny"
+    assert grep["per_case"][0]["fault"] == "nic_down" and grep["category_accuracy"] == 0.0
