@@ -294,6 +294,7 @@ def test_cli_end_to_end_on_two_hand_written_cases(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     assert list(data) == [*TOP_KEYS, "baselines"] and data["cases"] == 2
+    assert {c["set"] for c in data["baselines"]["grep"]["per_case"]} == {str(CASES_DIR)}
     assert list(data["baselines"]) == ["grep", "error_time"]
     for report in data["baselines"].values():
         assert list(report) == TOP_KEYS and report["cases"] == 2 and len(report["per_case"]) == 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -67,7 +68,7 @@ def _suite_cases(names: list[str], workers: int) -> list:
             with _progress() as progress:
                 task = progress.add_task(f"suite {suite.name}: bundles ready", total=len(suite.cases))
                 folders = ensure_suite(suite, settings().state_dir, workers,
-                                       on_case_ready=lambda _: progress.advance(task))
+                                       on_case_ready=lambda _, task=task: progress.advance(task))
         except SuiteError as exc:
             fail(str(exc))
         for folder in folders:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from diagagent.diagnosis import ActionProposal, Diagnosis
 from diagagent.telemetry.job import Job
@@ -130,8 +130,6 @@ class IndexedLine(BaseModel):
 
 class LineIndex(BaseModel):
     """The lines a scoring needs (truth and cited), read once from the bundle, and the job for eviction groups."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     lines: dict[LineKey, IndexedLine] = Field(default_factory=dict)
     job: Job | None = None

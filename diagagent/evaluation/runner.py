@@ -42,11 +42,12 @@ def _is_bundle(path: Path) -> bool:
 
 
 def find_cases(path: Path, set_name: str | None = None) -> list[EvalCase]:
-    """A bundle (dir or tarball) is one case; a folder gives every bundle below it holding a truth.json."""
+    """A bundle (dir or tarball) is one case, in the set named after its folder; a folder gives every bundle below
+    it holding a truth.json, in the set named after the folder."""
     path = Path(path).expanduser()
-    label = set_name or str(path)
     if _is_bundle(path):
-        return [EvalCase(name=path.name, set=label, path=path)]
+        return [EvalCase(name=path.name, set=set_name or str(path.parent), path=path)]
+    label = set_name or str(path)
     if not path.is_dir():
         return []
     found = [p.parent for p in path.rglob("truth.json") if (p.parent / "job.yaml").is_file()]
@@ -60,7 +61,7 @@ def timed_predict(predictor: Predictor, bundle: Bundle) -> tuple[Prediction, flo
     try:
         prediction = predictor(bundle)
         error = None
-    except Exception as exc:  # a crashing predictor scores as an empty diagnosis, and the run goes on
+    except Exception as exc:  # noqa: BLE001 (a crashing predictor scores as an empty diagnosis; the run goes on)
         prediction = Prediction(diagnosis=Diagnosis(job_id=bundle.job.job_id))
         error = f"{type(exc).__name__}: {exc}"
     return prediction, time.perf_counter() - start, error

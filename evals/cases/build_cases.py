@@ -10,7 +10,7 @@ import json
 import shutil
 import sys
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -63,7 +63,7 @@ class Case:
 
 
 def t0(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
 def plus(t: datetime, seconds: float) -> datetime:
@@ -923,7 +923,7 @@ def nemo_checkpoint_quota() -> None:
                       f"consumed_samples={step * 256}.0, train_step_timing in s=5.99]")
     t_save = plus(start, 3620)
     save = t_save.strftime("%Y-%m-%d %H:%M:%S")
-    c.add(f0, f"Epoch 0: : 42%|▍| 4200/10000 [1:00:14<9:41:01, reduced_train_loss=1.850, global_step=4199.0, "
+    c.add(f0, "Epoch 0: : 42%|▍| 4200/10000 [1:00:14<9:41:01, reduced_train_loss=1.850, global_step=4199.0, "
               "consumed_samples=1075200.0, train_step_timing in s=5.99]`Trainer.fit` stopped: ...")
     c.add(f0, f"[NeMo I {save} nemo_model_checkpoint:497] Scheduled async checkpoint save for "
               "/lustre/exp/nemotron-15b/checkpoints/megatron_gpt--val_loss=1.85-step=4199-consumed_samples=1075200.0"
