@@ -1,0 +1,161 @@
+"""Job recognition over a bundle's flow records: this job's flows (both ends on its nodes) are kept in one
+compact columnar table; other tenants' flows and external ones (storage, control plane) are only counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from pydantic import BaseModel
+
+from diagagent.analysis.flow_structure import components
+from diagagent.telemetry import Bundle
+
+
+class FlowCounts(BaseModel):
+    """How the bundle's flow records split up."""
+
+    total: int = 0
+    job: int = 0  # both ends on this job's nodes
+    external: int = 0  # one end on this job's nodes (storage, control plane, another tenant's service)
+    foreign: int = 0  # neither end on this job's nodes: other tenants
+    malformed: int = 0  # no usable time, end before start, or negative bytes
+
+
+@dataclass(frozen=True)
+class FlowTable:
+    """This job's flows: `frame` has start, end (epoch s), src, dst (index into `hosts`) and bytes."""
+
+    hosts: list[str]
+    frame: pl.DataFrame
+    counts: FlowCounts
+    capture_start: float | None  # first and last moment any flow record (of any tenant) covers
+    capture_end: float | None
+    recognition: str  # how the job's nodes were recognized, in words
+
+
+def _job_addresses(bundle: Bundle) -> dict[str, str]:
+    """IP -> host from job.yaml (`ip`, plus an `ips` list where a node has several NICs)."""
+    out: dict[str, str] = {}
+    for node in bundle.job.nodes:
+        extra = (node.model_extra or {}).get("ips") or []
+        for ip in [node.ip, *(extra if isinstance(extra, list) else [])]:
+            if ip:
+                out[str(ip).strip()] = node.host
+    return out
+
+
+def _infer_addresses(bundle: Bundle) -> tuple[dict[str, str], str]:
+    """Without IPs in job.yaml: LLMPrism's union-find over the flow graph. Hubs (storage, control plane: far
+    more peers than the typical address) are left out first; the component carrying the most flows is the job,
+    less the addresses with far fewer flows than its typical member."""
+    pairs: Counter[tuple[str, str]] = Counter()
+    for batch in bundle.iter_flow_batches():
+        frame = pl.from_arrow(batch).group_by("src_ip", "dst_ip").len()
+        for src, dst, n in frame.iter_rows():
+            if src and dst and src != dst:
+                pairs[(src, dst)] += n
+    peers: dict[str, set[str]] = {}
+    for src, dst in pairs:
+        peers.setdefault(src, set()).add(dst)
+        peers.setdefault(dst, set()).add(src)
+    if not peers:
+        return {}, "no flows between distinct addresses"
+    names = sorted(peers)
+    index = {ip: i for i, ip in enumerate(names)}
+    hub_limit = max(8.0, 4.0 * float(np.median([len(p) for p in peers.values()])))
+    linked = [(index[a], index[b]) for a, b in pairs if max(len(peers[a]), len(peers[b])) <= hub_limit]
+    groups = components(len(names), linked)
+    if not groups:
+        return {}, "no connected group of addresses"
+    group_of = {i: gi for gi, g in enumerate(groups) for i in g}
+    weight: Counter[int] = Counter()
+    flows_of: Counter[str] = Counter()
+    for (src, dst), n in pairs.items():
+        gi = group_of.get(index[src])
+        if gi is not None and gi == group_of.get(index[dst]):
+            weight[gi] += n
+            flows_of[src] += n
+            flows_of[dst] += n
+    if not weight:
+        return {}, "no connected group of addresses"
+    members = [names[i] for i in groups[weight.most_common(1)[0][0]]]
+    typical = float(np.median([flows_of[ip] for ip in members]))
+    # a storage or service address that talks to the job now and then is not one of its nodes
+    ips = [ip for ip in members if flows_of[ip] >= 0.1 * typical]
+    return (
+        {ip: ip for ip in ips},
+        f"job.yaml names no node IPs: the job is taken to be the {len(ips)} addresses of the connected "
+        f"group carrying the most flows (union-find over the flow graph, hubs left out)",
+    )
+
+
+def read_job_flows(bundle: Bundle) -> FlowTable:
+    """Stream every flow batch once, keep this job's flows (compactly), count the rest."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    addresses = _job_addresses(bundle)
+    recognition = f"flows whose two ends are among the {len(addresses)} node IPs in job.yaml"
+    if not addresses and bundle.flow_files:
+        addresses, recognition = _infer_addresses(bundle)
+    hosts = sorted(
+        set(addresses.values()),
+        key=lambda h: (bundle.job.hosts.index(h) if h in bundle.job.hosts else len(bundle.job.hosts), h),
+    )
+    host_index = {h: i for i, h in enumerate(hosts)}
+    ip_list = list(addresses)
+    ip_values = pa.array(ip_list, type=pa.string())
+    ip_to_host_index = np.array([host_index[addresses[ip]] for ip in ip_list] + [-1], dtype=np.int32)
+    counts = FlowCounts()
+    chunks: list[pl.DataFrame] = []
+    lo, hi = np.inf, -np.inf
+    for batch in bundle.iter_flow_batches():
+        n = batch.num_rows
+        if not n:
+            continue
+        counts.total += n
+        start = batch.column("start").to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+        end = batch.column("end").to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+        nbytes = pc.fill_null(batch.column("bytes"), -1.0).to_numpy(zero_copy_only=False)
+        usable = np.isfinite(start) & np.isfinite(end) & (end >= start) & (nbytes >= 0)
+        counts.malformed += int(n - usable.sum())
+        if usable.any():
+            lo, hi = min(lo, float(start[usable].min())), max(hi, float(end[usable].max()))
+        src = ip_to_host_index[
+            pc.fill_null(
+                pc.index_in(pc.utf8_trim_whitespace(batch.column("src_ip")), value_set=ip_values), -1
+            ).to_numpy(zero_copy_only=False)
+        ]
+        dst = ip_to_host_index[
+            pc.fill_null(
+                pc.index_in(pc.utf8_trim_whitespace(batch.column("dst_ip")), value_set=ip_values), -1
+            ).to_numpy(zero_copy_only=False)
+        ]
+        ours = (src >= 0) & usable
+        theirs = (dst >= 0) & usable
+        job = ours & theirs & (src != dst)
+        counts.job += int(job.sum())
+        counts.external += int((ours ^ theirs).sum())
+        counts.foreign += int((usable & (src < 0) & (dst < 0)).sum())
+        chunks.append(
+            pl.DataFrame(
+                {"start": start[job], "end": end[job], "src": src[job], "dst": dst[job], "bytes": nbytes[job]}
+            )
+        )
+    schema = {"start": pl.Float64, "end": pl.Float64, "src": pl.Int32, "dst": pl.Int32, "bytes": pl.Float64}
+    frame = pl.concat(chunks, rechunk=True) if chunks else pl.DataFrame(schema=schema)
+    capture_end = hi if np.isfinite(hi) else None
+    if bundle.job.ended_at is not None:
+        capture_end = max(capture_end or 0.0, bundle.job.ended_at.timestamp())
+    return FlowTable(
+        hosts=hosts,
+        frame=frame.cast(schema),
+        counts=counts,
+        capture_start=lo if np.isfinite(lo) else None,
+        capture_end=capture_end,
+        recognition=recognition,
+    )
