@@ -15,6 +15,7 @@ COMMAND_MODULES = [
     "diagagent.apps.cmd_actions",
     "diagagent.apps.cmd_eval",
     "diagagent.apps.cmd_stacks",
+    "diagagent.apps.cmd_flows",
 ]
 
 
