@@ -1,0 +1,223 @@
+"""Network flow records (BUNDLE.md flows/): per iteration, pipeline point-to-point between adjacent stages and a
+data-parallel ring all-reduce burst, plus rendezvous, storage, monitoring and another tenant's job.
+
+Vectorized with numpy (a 1,024-node hour is millions of rows); `flow_csv(plan, incident)` returns gzip'd CSV.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from diagagent.sim.frameworks import _SHAPES
+from diagagent.sim.incident import Incident
+from diagagent.sim.plan import Plan
+
+FWD_END, BWD_END, DP_LEN, OPT_LEN = 0.38, 0.86, 0.11, 0.03
+PAIR_RATE = 45e9  # bytes/s between two hosts for pipeline traffic (all rails)
+RING_RATE = 160e9  # bytes/s per ring edge during the all-reduce burst
+PER_PHASE = 2  # flow records per pipeline pair per phase (the collector aggregates micro-batches)
+
+
+def np_rng(plan: Plan, purpose: str) -> np.random.Generator:
+    digest = hashlib.sha256(f"{plan.seed}|{plan.fault.id}|{purpose}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+@dataclass
+class FlowSet:
+    """Flow records as parallel arrays; IPs are indexes into `ips`."""
+
+    ips: list[str]
+    parts: list[tuple[np.ndarray, ...]] = field(default_factory=list)
+
+    def ip(self, address: str) -> int:
+        self.ips.append(address)
+        return len(self.ips) - 1
+
+    def add(self, start: np.ndarray, dur: np.ndarray, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+            dst_port: int, rng: np.random.Generator) -> None:
+        n = start.size
+        if n == 0:
+            return
+        src_port = rng.integers(32768, 61000, n) if dst_port != 4791 else rng.integers(49152, 65535, n)
+        self.parts.append((start.ravel(), (start + dur).ravel(), src.ravel().astype(np.int32),
+                           dst.ravel().astype(np.int32), src_port.astype(np.int32), np.full(n, dst_port, np.int32),
+                           np.maximum(nbytes.ravel(), 64).astype(np.int64)))
+
+
+def _iteration_axes(plan: Plan, inc: Incident) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, nominal duration, slowed?) per iteration with traffic, the in-progress one last if cut."""
+    sched = inc.schedule
+    starts, ends = np.array(sched.starts, float), np.array(sched.ends, float)
+    slowed = np.zeros(starts.size, bool)
+    if inc.slow_from is not None:
+        slowed[inc.slow_from:] = True
+    nominal = ends - starts
+    if slowed.any():
+        nominal[slowed] = plan.iter_s
+    if inc.outcome != "slow" and inc.iteration is not None and inc.stage == "training":
+        starts = np.append(starts, sched.next_start)
+        ends = np.append(ends, sched.next_start + plan.iter_s)
+        nominal = np.append(nominal, plan.iter_s)
+        slowed = np.append(slowed, False)
+    return starts, ends, nominal, slowed
+
+
+def _pipeline(fs: FlowSet, plan: Plan, inc: Incident, axes: tuple, rng: np.random.Generator) -> None:
+    lay = plan.layout
+    if lay.pp < 2:
+        return
+    starts, _ends, nominal, slowed = axes
+    nps = lay.nodes_per_stage
+    a = np.arange((lay.pp - 1) * nps)
+    b = a + nps
+    stage = a // nps
+    hidden = _SHAPES[plan.model][0]
+    micro = max(1, plan.global_batch // (lay.dp * plan.micro_batch))
+    act = plan.micro_batch * plan.seq_len * hidden * 2.0 * micro / PER_PHASE
+    k = starts.size
+    c = np.arange(PER_PHASE)
+    for src_nodes, dst_nodes, lo, hi, order in ((a, b, 0.0, FWD_END, stage), (b, a, FWD_END, BWD_END,
+                                                                                 lay.pp - 2 - stage)):
+        frac = lo + (hi - lo) * (c[None, :, None] + (order[None, None, :] + 1) / lay.pp) / (PER_PHASE + 1)
+        frac = np.broadcast_to(frac, (k, PER_PHASE, a.size)).copy()
+        for node, factor in inc.slow_nodes.items():
+            mask = (src_nodes == node)[None, None, :] & slowed[:, None, None]
+            frac = np.where(mask, frac * factor, frac)
+        t = starts[:, None, None] + frac * nominal[:, None, None] + rng.normal(0, 0.002, frac.shape)
+        size = act * rng.uniform(0.98, 1.02, frac.shape)
+        rate = np.full(frac.shape, PAIR_RATE)
+        for node, factor in inc.slow_link.items():
+            touch = ((src_nodes == node) | (dst_nodes == node))[None, None, :] & slowed[:, None, None]
+            rate = np.where(touch, rate / factor, rate)
+        src = np.broadcast_to(src_nodes[None, None, :], frac.shape)
+        dst = np.broadcast_to(dst_nodes[None, None, :], frac.shape)
+        fs.add(t, size / rate, src, dst, size, 4791, rng)
+
+
+def _data_parallel(fs: FlowSet, plan: Plan, inc: Incident, axes: tuple, rng: np.random.Generator,
+                   complete: int) -> None:
+    lay = plan.layout
+    nps = lay.nodes_per_stage
+    if nps < 2 or complete == 0:
+        return
+    starts, ends, nominal, slowed = (x[:complete] for x in axes)
+    members = np.arange(lay.nodes)
+    nxt = (members // nps) * nps + (members % nps + 1) % nps
+    src, dst = members, nxt
+    if nps == 2:
+        src, dst = members, nxt  # a two-node ring still sends both ways
+    grad_bytes = plan.params_b * 1e9 / lay.pp * 2.0 * 2.0 * (nps - 1) / nps / 2  # two channels
+    k = starts.size
+    for channel in range(2):
+        dur = np.broadcast_to((DP_LEN * nominal)[:, None], (k, src.size)).copy()
+        begin = ends[:, None] - (DP_LEN + OPT_LEN) * nominal[:, None] + np.zeros((1, src.size))
+        for node, factor in inc.slow_link.items():
+            stage_of = members // nps
+            in_stage = (stage_of == node // nps)[None, :] & slowed[:, None]
+            touch = ((src == node) | (dst == node))[None, :] & slowed[:, None]
+            longer = DP_LEN * nominal[:, None] * factor
+            dur = np.where(touch, longer, dur)
+            dur = np.where(in_stage & ~touch, longer * 0.97, dur)
+            begin = np.where(in_stage, ends[:, None] - OPT_LEN * nominal[:, None] - longer, begin)
+            lower = starts[:, None] + BWD_END * nominal[:, None]
+            begin = np.where(in_stage, np.maximum(begin, lower), begin)
+        begin = begin + rng.normal(0, 0.002, begin.shape) + channel * 0.0005
+        size = grad_bytes * rng.uniform(0.995, 1.005, begin.shape)
+        fs.add(begin, dur * rng.uniform(0.97, 1.03, dur.shape), np.broadcast_to(src, begin.shape),
+               np.broadcast_to(dst, begin.shape), size, 4791, rng)
+
+
+def _background(fs: FlowSet, plan: Plan, inc: Incident, t_end: float, rng: np.random.Generator,
+                t_stop: float) -> None:
+    """Rendezvous at init, checkpoint load and saves, data reads, monitoring scrapes, another tenant's job."""
+    lay = plan.layout
+    sched = inc.schedule
+    nodes = np.arange(lay.nodes)
+    storage = np.array([fs.ip(f"10.9.0.{11 + i}") for i in range(8)])
+    monitor = fs.ip("10.9.1.5")
+    t0, t_train = sched.t_start, sched.t_train
+    fs.add(t0 + rng.uniform(2, 20, lay.nodes), rng.uniform(0.01, 0.2, lay.nodes), nodes, np.zeros(lay.nodes),
+           rng.integers(2000, 60000, lay.nodes), 29500, rng)
+    if inc.stage != "init" or inc.t_fault > t0 + (t_train - t0) * 0.55:
+        ckpt = plan.params_b * 1e9 * 14 / lay.nodes
+        ld = t0 + (t_train - t0) * 0.5 + rng.uniform(0, 5, lay.nodes)
+        fs.add(ld, rng.uniform(8, 20, lay.nodes), storage[nodes % storage.size], nodes,
+               ckpt * rng.uniform(0.99, 1.01, lay.nodes), 988, rng)
+    for begin, end in sched.saves.values():
+        ckpt = plan.params_b * 1e9 * 14 / lay.nodes
+        fs.add(begin + rng.uniform(0.5, 2, lay.nodes), (end - begin) * rng.uniform(0.6, 0.9, lay.nodes), nodes,
+               storage[(nodes + 3) % storage.size], ckpt * rng.uniform(0.99, 1.01, lay.nodes), 988, rng)
+    if inc.stage == "checkpoint":
+        fs.add(sched.next_start + rng.uniform(0.5, 2, lay.nodes), np.full(lay.nodes, max(1.0, inc.t_fault -
+                                                                                         sched.next_start)),
+               nodes, storage[(nodes + 3) % storage.size], rng.uniform(1e9, 4e9, lay.nodes), 988, rng)
+    if t_stop > t_train:
+        period = 30.0
+        ticks = np.arange(t_train, t_stop, period)
+        start = ticks[:, None] + rng.uniform(0, period, (1, lay.nodes))
+        fs.add(start, rng.uniform(0.05, 0.8, start.shape), np.broadcast_to(storage[nodes % storage.size], start.shape),
+               np.broadcast_to(nodes, start.shape), rng.uniform(2e7, 2e8, start.shape), 988, rng)
+    scrape = np.arange(t0 - 60.0, t_end, 15.0)
+    start = scrape[:, None] + (nodes[None, :] % 50) * 0.01
+    fs.add(start, np.full(start.shape, 0.004), np.full(start.shape, monitor), np.broadcast_to(nodes, start.shape),
+           rng.integers(3000, 9000, start.shape), 9100, rng)
+    _other_tenant(fs, plan, t0 - 900.0, t_end, rng)
+
+
+def _other_tenant(fs: FlowSet, plan: Plan, t_from: float, t_to: float, rng: np.random.Generator) -> None:
+    """Another job on the same fabric: its own hosts, ring all-reduce at its own period."""
+    count = int(min(64, max(4, plan.layout.nodes // 4)))
+    used = set(plan.layout.ips)
+    ips = []
+    n = 1
+    while len(ips) < count:
+        ip = f"10.{64 + (9000 + n) // 250}.{((9000 + n) % 250) // 50}.{((9000 + n) % 50) + 10}"
+        if ip not in used:
+            ips.append(fs.ip(ip))
+        n += 1
+    hosts = np.array(ips)
+    period = plan.iter_s * float(rng.uniform(0.55, 1.7))
+    ticks = np.arange(t_from + float(rng.uniform(0, period)), t_to, period)
+    src = np.broadcast_to(hosts, (ticks.size, count))
+    dst = np.broadcast_to(np.roll(hosts, -1), (ticks.size, count))
+    begin = ticks[:, None] + 0.8 * period + rng.normal(0, 0.003, src.shape)
+    fs.add(begin, np.full(src.shape, 0.12 * period), src, dst, rng.uniform(5e9, 6e9, src.shape), 4791, rng)
+
+
+def flow_csv(plan: Plan, inc: Incident, t_end: float) -> bytes:
+    """All flow records of the bundle, sorted by start, as gzip'd CSV (BUNDLE.md columns)."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    fs = FlowSet(list(plan.layout.ips))
+    rng = np_rng(plan, "flows")
+    stop = inc.t_fault if inc.outcome != "slow" else t_end
+    if inc.stage != "init":
+        axes = _iteration_axes(plan, inc)
+        _pipeline(fs, plan, inc, axes, rng)
+        _data_parallel(fs, plan, inc, axes, rng, inc.schedule.done)
+    _background(fs, plan, inc, t_end, rng, stop)
+    cols = [np.concatenate([p[i] for p in fs.parts]) for i in range(7)]
+    keep = cols[0] < stop if inc.outcome != "slow" else cols[0] < t_end
+    background_after = (cols[5] == 9100) | ((cols[5] == 4791) & (cols[2] >= plan.layout.nodes))
+    keep = keep | (background_after & (cols[0] < t_end))
+    cols = [c[keep] for c in cols]
+    order = np.argsort(cols[0], kind="stable")
+    cols = [c[order] for c in cols]
+    ip_table = pa.array(fs.ips, pa.string())
+    nbytes = cols[6]
+    table = pa.table({
+        "start": np.round(cols[0], 6), "end": np.round(np.minimum(cols[1], np.maximum(cols[1], cols[0])), 6),
+        "src_ip": ip_table.take(pa.array(cols[2])), "dst_ip": ip_table.take(pa.array(cols[3])),
+        "src_port": cols[4], "dst_port": cols[5], "bytes": nbytes,
+        "packets": np.maximum(1, nbytes // 4096),
+    })
+    buf = io.BytesIO()
+    pcsv.write_csv(table, buf, pcsv.WriteOptions(include_header=True, quoting_style="none"))
+    return gzip.compress(buf.getvalue(), compresslevel=3, mtime=0)

@@ -1,0 +1,138 @@
+"""`simulate()`: plan the job, play the fault's story and its cascade, write every part of the bundle and truth.json.
+
+Deterministic: the same arguments give a byte-identical bundle (seeded streams, no clock, gzip without mtime).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from diagagent.sim.cascade import spread
+from diagagent.sim.clock import stream
+from diagagent.sim.faults import fault_spec
+from diagagent.sim.flows import flow_csv
+from diagagent.sim.incident import Incident, NodeHealth
+from diagagent.sim.jobfile import checkpoints, code_history, job_yaml
+from diagagent.sim.logs import TextFile, launcher_logs, rank_logs
+from diagagent.sim.plan import Plan, make_plan
+from diagagent.sim.probes import node_probes
+from diagagent.sim.stacks import stack_files
+from diagagent.sim.stories import tell
+from diagagent.telemetry.truth import LineRef, Truth, TruthAction
+
+Progress = Callable[[str, int, int], None]  # (part, done, total)
+_OWNED = ("logs", "flows", "stacks", "probes", "job.yaml", "truth.json")
+
+
+def _prepare(out: Path) -> None:
+    """An empty or missing dir, or an earlier bundle (its parts are replaced); anything else is refused."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / "job.yaml").is_file():
+            raise ValueError(f"{out} is not empty and holds no bundle (job.yaml); refusing to write into it")
+        for name in _OWNED:
+            p = out / name
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def _write(out: Path, files: Iterable[TextFile], gz: bool, cites: list[LineRef], made_dirs: set[str],
+           progress: Progress | None, part: str, total: int) -> int:
+    count = 0
+    for f in files:
+        parent = f.path.rsplit("/", 1)[0]
+        if parent not in made_dirs:
+            (out / parent).mkdir(parents=True, exist_ok=True)
+            made_dirs.add(parent)
+        data = gzip.compress(f.data, compresslevel=5, mtime=0) if gz and f.path.endswith(".gz") else f.data
+        (out / f.path).write_bytes(data)
+        cites.extend(LineRef(file=f.path, line=n) for n in f.cited)
+        count += 1
+        if progress is not None and (count % 256 == 0 or count == total):
+            progress(part, count, total)
+    return count
+
+
+def _herrings(plan: Plan, inc: Incident) -> dict[int, str]:
+    """Healthy nodes that look a little scary: correctable ECC, a power-capped warm GPU, an old Xid, symbol errors."""
+    rng = stream(plan.seed, "herrings")
+    healthy = [n for n in range(plan.layout.nodes) if n not in inc.faulty_nodes]
+    picks = rng.sample(healthy, min(len(healthy), 4))
+    return dict(zip(picks, ["ecc", "power", "xid", "symbol"]))
+
+
+def _actions(plan: Plan, inc: Incident, ckpts: list, code: list) -> list[TruthAction]:
+    spec = plan.fault
+    valid = [c.step for c in ckpts if c.valid and (inc.restart_before is None or c.step < inc.restart_before)]
+    restart = TruthAction(kind="restart", from_step=max(valid)) if valid else None
+    hosts = [plan.layout.hosts[n] for n in inc.faulty_nodes]
+    if spec.category in ("hardware", "network"):
+        return [TruthAction(kind="evict", nodes=hosts), *([restart] if restart else [])]
+    if spec.id in ("user_shape_mismatch_at_init", "user_import_error"):
+        return [TruthAction(kind="rollback", to_commit=code[-2].commit)]
+    if spec.id in ("cuda_oom", "dataloader_corrupt_sample"):
+        return [TruthAction(kind="none")]
+    return [restart] if restart else []
+
+
+def _timeline(inc: Incident) -> list[dict]:
+    s = inc.schedule
+    return [{"iteration": s.iteration(k), "start": round(s.starts[k], 6), "end": round(s.ends[k], 6)}
+            for k in range(s.done)]
+
+
+def simulate(out: Path, fault: str, nodes: int, seed: int, *, gpus_per_node: int = 8, minutes: float | None = None,
+             job_id: str | None = None, compress: bool | None = None, progress: Progress | None = None) -> Truth:
+    """Write a bundle for `fault` on `nodes` nodes into `out` and return its truth (also written as truth.json)."""
+    from diagagent.sim import SIM_VERSION
+
+    spec = fault_spec(fault)
+    if nodes < 1 or gpus_per_node < 1:
+        raise ValueError("nodes and gpus_per_node must be at least 1")
+    if minutes is not None and minutes <= 0:
+        raise ValueError("minutes must be positive")
+    out = Path(out)
+    plan = make_plan(spec, nodes, seed, gpus_per_node, minutes, job_id, compress)
+    inc = tell(plan)
+    deaths = spread(plan, inc)
+    t_end = (max(d.ts for d in deaths.values()) + 4.0) if deaths else (inc.t_capture or inc.t_fault)
+    _prepare(out)
+    ext = ".gz" if plan.compress else ""
+    cites: list[LineRef] = []
+    dirs: set[str] = set()
+    _write(out, rank_logs(plan, inc, deaths, t_end, ext), plan.compress, cites, dirs, progress, "logs", plan.world)
+    _write(out, launcher_logs(plan, inc, ext), plan.compress, cites, dirs, None, "logs", 0)
+    herrings = _herrings(plan, inc)
+    probe_ts = (inc.t_capture or t_end) + 120.0
+    probe_files = (f for node in range(plan.layout.nodes)
+                   for f in node_probes(plan, node, inc.health.get(node, NodeHealth()), probe_ts, herrings.get(node)))
+    _write(out, probe_files, False, cites, dirs, progress, "probes", 6 * plan.layout.nodes)
+    if progress is not None:
+        progress("flows", 0, 1)
+    (out / "flows").mkdir(exist_ok=True)
+    (out / "flows" / "flows.csv.gz").write_bytes(flow_csv(plan, inc, t_end))
+    if progress is not None:
+        progress("flows", 1, 1)
+    if inc.outcome in ("hang", "slow") and (inc.hang_rank is not None or inc.slow_nodes):
+        _write(out, stack_files(plan, inc), False, [], dirs, progress, "stacks", plan.world)
+    code = code_history(plan, inc)
+    ckpts = checkpoints(plan, inc)
+    (out / "job.yaml").write_text(job_yaml(plan, inc, t_end, code, ckpts))
+    truth = Truth(
+        fault=spec.id, category=spec.category, root_cause=inc.root_cause,
+        faulty_nodes=[plan.layout.hosts[n] for n in inc.faulty_nodes], stage=inc.stage, iteration=inc.iteration,
+        indicating_lines=sorted(cites, key=lambda r: (r.file, r.line)), actions=_actions(plan, inc, ckpts, code),
+        status={"crash": "failed", "hang": "hung", "slow": "slow"}[inc.outcome], framework=plan.env.framework,
+        nodes=nodes, gpus_per_node=gpus_per_node, seed=seed, sim_version=SIM_VERSION, t_fault=round(inc.t_fault, 6),
+        timeline=_timeline(inc),
+    )
+    (out / "truth.json").write_text(json.dumps(truth.model_dump(mode="json", exclude_none=True), indent=1) + "\n")
+    return truth
