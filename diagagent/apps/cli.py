@@ -17,6 +17,8 @@ COMMAND_MODULES = [
     "diagagent.apps.cmd_eval",
     "diagagent.apps.cmd_stacks",
     "diagagent.apps.cmd_flows",
+    "diagagent.apps.cmd_kb",
+    "diagagent.apps.cmd_logs",
 ]
 
 
