@@ -18,7 +18,6 @@ COMMAND_MODULES = [
     "diagagent.apps.cmd_stacks",
     "diagagent.apps.cmd_flows",
     "diagagent.apps.cmd_kb",
-    "diagagent.apps.cmd_logs",
 ]
 
 
