@@ -178,3 +178,22 @@ def test_cli_stacks_json_and_text(tmp_path: Path) -> None:
     assert data["eviction"]["kind"] == "pp" and data["eviction"]["machine_count"] == 4
     res = runner.invoke(build_app(), ["stacks", str(root)])
     assert res.exit_code == 0 and "evict PP group" in res.output
+
+
+def test_noisy_fail_slow_samples_without_a_standout_group_evict_nothing(tmp_path: Path) -> None:
+    # every rank is caught computing now and then, no group more than the others: chance, not a straggler
+    def frames(rank: int, rnd: int) -> list[str]:
+        return STUCK_COMPUTE if (rank * 7 + rnd * 3) % 5 == 0 else GRAD_SYNC
+
+    root = make_stack_bundle(tmp_path / "b", 8, 8, 8, 1, 8, frames, rounds=3)
+    with Bundle.open(root) as b:
+        f = analyze_stacks(b)
+    assert any(c.role == "outlier" for c in f.clusters)
+    assert f.eviction is None and "chance" in f.note
+
+
+def test_megatron_batched_p2p_wait_is_a_p2p_op() -> None:
+    tokens = ("wait (torch/distributed/distributed_c10d.py)",
+              "_batched_p2p_ops (megatron/core/pipeline_parallel/p2p_communication.py)",
+              "recv_forward (megatron/core/pipeline_parallel/p2p_communication.py)")
+    assert find_collective(tokens)[0] == "nccl:batch_isend_irecv"

@@ -110,20 +110,24 @@ def parse_text(text: str, cache: dict[str, Frame] | None = None) -> PySpyParse:
     thread: ThreadStack | None = None
     if "\x1b[" in text:
         text = _ANSI.sub("", text)
-    for n, raw in enumerate(text.split("\n"), start=1):
-        line = raw.rstrip("\r")
-        if not line.strip():
-            continue
-        if line.startswith("        "):  # --locals: Arguments:/Locals: and their values belong to the last frame
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    for n, line in enumerate(text.split("\n"), start=1):
+        if line.startswith("    "):  # the hot path: a frame (or, at 8 spaces, a --locals line of the last frame)
             if thread is None:
-                _skip(out, n, "a locals line outside any thread")
-            continue
-        if line.startswith("    "):
-            frame = parse_frame_line(line, cache) if thread is not None else None
+                _skip(out, n, "a frame or locals line outside any thread")
+                continue
+            frame = cache.get(line)
             if frame is None:
-                _skip(out, n, "not a py-spy frame line")
-            else:
-                thread.frames.append(frame)  # type: ignore[union-attr]
+                if line.startswith("        "):
+                    continue
+                frame = parse_frame_line(line, cache)
+                if frame is None:
+                    _skip(out, n, "not a py-spy frame line")
+                    continue
+            thread.frames.append(frame)
+            continue
+        if not line or line.isspace():
             continue
         if line.startswith("Thread "):
             m = _THREAD.match(line)

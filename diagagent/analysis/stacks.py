@@ -7,6 +7,8 @@ and pick the parallel group to over-evict, with Flight Recorder words for what t
 from __future__ import annotations
 
 import hashlib
+import math
+import os
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -17,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from diagagent.analysis.pyspy import Frame, parse_dump
 from diagagent.telemetry import Bundle, Job
+from diagagent.telemetry.readers import read_text
 
 GroupKind = Literal["tp", "cp", "pp", "dp", "node"]
 FrState = Literal["matched", "callsite_mismatch", "type_mismatch", "not_joined"]
@@ -28,7 +31,7 @@ COLLECTIVES = frozenset({
     "_reduce_scatter_base", "broadcast", "broadcast_object_list", "reduce", "all_to_all", "all_to_all_single",
     "barrier", "monitored_barrier", "gather", "scatter", "gather_object", "scatter_object_list",
 })
-P2P_OPS = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv", "_batch_p2p_ops", "_p2p_ops"})
+P2P_OPS = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv", "_batch_p2p_ops", "_batched_p2p_ops", "_p2p_ops"})
 _DIST_FILE = re.compile(r"torch/distributed/|distributed_c10d|_functional_collectives|p2p_communication")
 _SO_VERSION = re.compile(r"(?:-[\d.]+)?\.so(?:\.[\w.]+)?$")
 _PY_PREFIX = re.compile(r"^.*?/(?:site|dist)-packages/|^.*?/lib/python\d+(?:\.\d+)?/")
@@ -181,9 +184,10 @@ def find_collective(python_tokens: tuple[str, ...]) -> tuple[str | None, str | N
     for i, tok in enumerate(python_tokens):
         function, _, rest = tok.partition(" (")
         if function in COLLECTIVES or function in P2P_OPS:
-            if not _DIST_FILE.search(rest) and function not in ("batch_isend_irecv", "_batch_p2p_ops", "_p2p_ops"):
+            if not _DIST_FILE.search(rest) and function not in ("batch_isend_irecv", "_batch_p2p_ops", "_batched_p2p_ops", "_p2p_ops"):
                 continue
-            op = {"_batch_p2p_ops": "batch_isend_irecv", "_p2p_ops": "send/recv"}.get(function, function)
+            op = {"_batch_p2p_ops": "batch_isend_irecv", "_batched_p2p_ops": "batch_isend_irecv",
+                  "_p2p_ops": "send/recv"}.get(function, function)
             call_site = next((t for t in python_tokens[i + 1:] if not _DIST_FILE.search(t.partition(" (")[2])
                               and "c10d_logger" not in t), None)
             return f"nccl:{op}", call_site
@@ -228,7 +232,7 @@ def _collect(bundle: Bundle, with_lines: bool) -> _Collected:
     sig_index: dict[tuple[str, ...], int] = {}
     for part in bundle.stack_files:
         col.files += 1
-        parsed = parse_dump(bundle.read_text(part.file), line_cache)
+        parsed = parse_dump(_read_member(bundle, part.file), line_cache)
         col.skipped += parsed.skipped
         col.problems.extend(f"{part.file}: {p}" for p in parsed.problems[: max(0, 10 - len(col.problems))])
         rounds_of: dict[int | None, int] = defaultdict(int)
@@ -260,6 +264,15 @@ def _collect(bundle: Bundle, with_lines: bool) -> _Collected:
             col.samples.append(_Sample(rank, host, part.file, rounds_of[key], idx))
             rounds_of[key] += 1
     return col
+
+
+def _read_member(bundle: Bundle, rel: str) -> str:
+    """A stack file's text. The listing never enters symlinked folders, so a file that is not itself a link stays
+    inside the bundle and skips `Bundle.read_text`'s full path resolution (the cost that matters at 16k files)."""
+    path = bundle.root / rel
+    if not os.path.islink(path):
+        return read_text(path, rel, bundle.issues)
+    return bundle.read_text(rel)
 
 
 # --- clustering --------------------------------------------------------------------------------------------
@@ -324,8 +337,16 @@ def _healthy_per_round(samples: list[_Sample], cluster_of: list[int], cohort: di
 
 @dataclass(slots=True)
 class _GroupTally:
-    outliers: int = 0
-    flags: int = 0
+    outliers: int = 0  # outlier samples in the group, all rounds
+    samples: int = 0  # rank samples of the group, all rounds
+    flags: int = 0  # rounds in which this group stood out most
+    z: float = 0.0  # its excess of outliers over the job's base rate, in standard deviations
+
+
+def _z(t: _GroupTally, rate: float) -> float:
+    expected = t.samples * rate
+    spread = math.sqrt(expected * (1.0 - rate)) if 0.0 < rate < 1.0 else 1.0
+    return (t.outliers - expected) / (spread or 1.0)
 
 
 GroupKey = tuple[GroupKind, tuple[str, ...]]  # (kind, the machines of the group)
@@ -362,14 +383,15 @@ class _Groups:
         return key[1][0] if key[0] == "node" else str(self.first_rank.get(key, "?"))
 
 
-def _pick(tallies: dict[GroupKey, _GroupTally], by_flags: bool) -> GroupKey | None:
-    """The group with the most outliers (or most flagged rounds), then fewest machines, then tp < cp < pp < dp."""
+def _pick(tallies: dict[GroupKey, _GroupTally], by: Literal["outliers", "z"]) -> GroupKey | None:
+    """The group with the most outliers (or the largest excess over the base rate), then fewest machines, then
+    tp < cp < pp < dp < node."""
     if not tallies:
         return None
 
-    def order(k: GroupKey) -> tuple[int, ...]:
+    def order(k: GroupKey) -> tuple[float, ...]:
         t = tallies[k]
-        head = (-t.flags, -t.outliers) if by_flags else (-t.outliers,)
+        head = (-round(t.z, 9), -t.outliers) if by == "z" else (-t.outliers,)
         return (*head, len(k[1]), KIND_ORDER.index(k[0]))
 
     return min(tallies, key=lambda k: (order(k), k[1]))
@@ -408,6 +430,7 @@ def analyze_stacks(bundle: Bundle, with_lines: bool = False, similarity: float =
     rank_rounds: Counter[int] = Counter()
     tallies: dict[GroupKey, _GroupTally] = defaultdict(_GroupTally)
     groups = _Groups(job, _group_kinds(job))
+    outlier_sets: list[frozenset[int]] = []
     for r in sorted(rounds):
         samples = rounds[r]
         healthy = _healthy_per_round(samples, cluster_of, cohort)
@@ -415,28 +438,48 @@ def analyze_stacks(bundle: Bundle, with_lines: bool = False, similarity: float =
             seen_rounds[c] += 1
             healthy_votes[c] += c in healthy
         round_tally: dict[GroupKey, _GroupTally] = defaultdict(_GroupTally)
+        per_host = Counter(s.host for s in samples)
+        odd: set[int] = set()
         for s in samples:
             rank_rounds[s.rank] += 1  # type: ignore[index]
             if cluster_of[s.sig] in healthy:
                 continue
+            odd.add(s.rank)  # type: ignore[arg-type]
             outlier_rounds[s.rank] += 1  # type: ignore[index]
             for key in groups.keys(s.rank, s.host):  # type: ignore[arg-type]
                 round_tally[key].outliers += 1
-        flagged = _pick(round_tally, by_flags=False)
+        round_rate = len(odd) / len(samples)
         for key, t in round_tally.items():
+            t.samples = sum(per_host[h] for h in key[1])
+            t.z = _z(t, round_rate)
             tallies[key].outliers += t.outliers
+            tallies[key].samples += t.samples
+        flagged = _pick(round_tally, "z")
         if flagged is not None:
             tallies[flagged].flags += 1
+        outlier_sets.append(frozenset(odd))
 
+    total = sum(rank_rounds.values())
+    rate = sum(outlier_rounds.values()) / total if total else 0.0
+    for t in tallies.values():
+        t.z = _z(t, rate)
+    # one picture (a hang, however many dumps): the group that covers the outliers, as ByteRobust does; samples
+    # that differ from round to round (fail-slow): the group whose outliers exceed the base rate the most
+    varying = len(set(outlier_sets)) > 1
     healthy_clusters = {c for c in seen_rounds if healthy_votes[c] * 2 > seen_rounds[c]}
-    behind = sorted(rk for rk, n in outlier_rounds.items() if n * 2 > rank_rounds[rk])
+    if varying:
+        n_rounds = len(rounds)
+        bar = max(0.5, rate + 2.0 * math.sqrt(rate * (1.0 - rate) / n_rounds))
+        behind = sorted(rk for rk, n in outlier_rounds.items() if n / rank_rounds[rk] >= bar)
+    else:
+        behind = sorted(outlier_rounds)
     expected = set(job.rank_to_host) or set(range(job.world_size))
     have = {s.rank for s in ranked}
     without_dump = sorted(expected - have) if len(have) * 2 >= len(expected) else []
 
     clusters = _clusters_out(col, cluster_of, healthy_clusters)
     findings.clusters = clusters
-    findings.eviction = _eviction(groups, tallies, behind, without_dump, len(rounds))
+    findings.eviction = _eviction(groups, tallies, behind, without_dump, len(rounds), varying)
     findings.fr_summary = _fr_summary(job, clusters, behind, without_dump)
     findings.suspects = _suspects(job, col, cluster_of, healthy_clusters, outlier_rounds, rank_rounds,
                                   findings.eviction, clusters, without_dump)
@@ -497,7 +540,7 @@ def _representative(samples: list[_Sample]) -> int:
 
 
 def _eviction(groups: _Groups, tallies: dict[GroupKey, _GroupTally], behind: list[int], without_dump: list[int],
-              rounds: int) -> Eviction | None:
+              rounds: int, varying: bool) -> Eviction | None:
     job = groups.job
     basis = "stack outliers"
     if not tallies and without_dump and len(without_dump) <= max(job.gpus_per_node, _largest_group(job)):
@@ -505,24 +548,29 @@ def _eviction(groups: _Groups, tallies: dict[GroupKey, _GroupTally], behind: lis
         for rank in without_dump:
             for key in groups.keys(rank, job.host_of(rank)):
                 tallies[key].outliers += 1
-        tallies[_pick(tallies, by_flags=False)].flags += 1  # type: ignore[index]
+        tallies[_pick(tallies, "outliers")].flags += 1  # type: ignore[index]
         behind, basis = without_dump, "ranks with no stack dump"
-    best = _pick(tallies, by_flags=True)
+    best = _pick(tallies, "z" if varying else "outliers")
     if best is None:
         return None
+    if varying and tallies[best].z < chance_level(len(tallies)):
+        return None  # no group stands out more than the largest of that many healthy groups would by chance
     kind, hosts_t = best
     hosts = list(hosts_t)
     ranks = sorted(r for h in hosts for r in job.host_to_ranks.get(h, []))
     inside = set(ranks)
     unexplained = [r for r in behind if r not in inside]
     t = tallies[best]
-    cands = sorted(tallies, key=lambda k: (-tallies[k].flags, -tallies[k].outliers, len(k[1])))[:5]
+    cands = sorted(tallies, key=lambda k: (-tallies[k].z, -tallies[k].outliers, len(k[1])))[:5] if varying else \
+        sorted(tallies, key=lambda k: (-tallies[k].outliers, len(k[1])))[:5]
     gid = groups.label(best)
     label = f"{kind.upper()} group {gid}" if kind != "node" else f"node {gid}"
     span = f"{len(hosts)} machine{'s' if len(hosts) != 1 else ''} ({', '.join(hosts[:8])}{', ...' if len(hosts) > 8 else ''})"
-    if rounds > 1:
-        why = (f"Over {rounds} dump rounds, {label} held the most {basis} in {t.flags} round(s) "
-               f"({t.outliers} outlier samples in all); ByteRobust over-evicts the group flagged most often.")
+    if varying:
+        why = (f"Over {rounds} dump rounds (fail-slow), {label} stood out most: {t.outliers} outlier samples of "
+               f"{t.samples} ({t.z:.1f} standard deviations above the job's base rate), and it was the top group in "
+               f"{t.flags} round(s). ByteRobust over-evicts the group flagged most across rounds; the counts are "
+               f"kept and compared with the base rate so that healthy ranks caught mid-compute do not outvote it.")
     else:
         why = f"The {basis} ({len(behind)} rank(s): {rank_ranges(behind)}) fall in {label}."
     covered = len(behind) - len(unexplained)
@@ -533,6 +581,11 @@ def _eviction(groups: _Groups, tallies: dict[GroupKey, _GroupTally], behind: lis
                     rounds_flagged=t.flags, reasoning=why,
                     candidates=[GroupCandidate(kind=k[0], group_id=groups.label(k), outliers=tallies[k].outliers,
                                                rounds_flagged=tallies[k].flags, machines=len(k[1])) for k in cands])
+
+
+def chance_level(groups: int) -> float:
+    """The z a group must pass to count: the expected largest of `groups` standard normals, plus half a sigma."""
+    return math.sqrt(2.0 * math.log(max(groups, 2))) + 0.5
 
 
 def _largest_group(job: Job) -> int:
@@ -608,6 +661,9 @@ def _note(f: StackFindings) -> str:
             f"{healthy} healthy")
     if f.eviction:
         text += f"; evict {f.eviction.kind.upper()} group {f.eviction.group_id} ({f.eviction.machine_count} machine(s))"
+    elif any(c.role == "outlier" for c in f.clusters):
+        text += ("; outliers, but no parallel group holds more of them than chance would (fail-slow samples too few "
+                 "or too noisy): no eviction from stacks; take more dump rounds or trust the probes")
     else:
         text += "; no outliers: every rank is where its peers are"
     if f.skipped or f.skipped_dumps:
