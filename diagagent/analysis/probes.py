@@ -74,6 +74,11 @@ _THROTTLE_KINDS = {
 }
 
 
+def _signed(value: str) -> int | None:
+    head = value.split()[0] if value.split() else ""
+    return int(head) if head.lstrip("-").isdigit() else None
+
+
 def _int(value: str) -> int | None:
     head = value.split()[0] if value.split() else ""
     return int(head) if head.isdigit() else None
@@ -94,17 +99,23 @@ def parse_nvidia_smi(text: str, file: str, probe: str = "nvidia-smi", correctabl
         for name, (kind, line, txt) in throttled.items():
             if name == "HW Slowdown" and specific:
                 continue  # the parent reason; the specific child says why
+            if name == "SW Thermal Slowdown" and "HW Thermal Slowdown" in throttled:
+                continue  # the hardware slowdown is the stronger statement of the same heat
             _, severity, meaning = _THROTTLE_KINDS[name]
             _sig(r, file, probe, line, txt, kind, severity, f"{meaning} ({name}: Active)",
                  "Check cooling and power of this GPU; a GPU that keeps throttling slows the whole job: evict it.",
                  device=gpu)
         throttled.clear()
-        cur, slow, line_text = temps.get("cur", (None, 0, "")), temps.get("slow"), temps.get("maxop")
-        if cur[0] is not None:
-            limit = slow or line_text
+        cur, slow, maxop, margin = temps.get("cur"), temps.get("slow"), temps.get("maxop"), temps.get("tlimit")
+        if cur is not None:
+            limit = slow or maxop
+            over = None
             if limit is not None and cur[0] >= limit[0]:
-                _sig(r, file, probe, cur[1], cur[2], "gpu_overheat", "error",
-                     f"GPU at {cur[0]} C, at or above its slowdown limit ({limit[0]} C)",
+                over = f"at or above its slowdown limit ({limit[0]} C)"
+            elif margin is not None and margin[0] <= 0:
+                over = f"{-margin[0]} C past its slowdown threshold (T.Limit {margin[0]} C)"
+            if over:
+                _sig(r, file, probe, cur[1], cur[2], "gpu_overheat", "error", f"GPU at {cur[0]} C, {over}",
                      "Check the node's cooling; evict the node if the GPU stays this hot.", device=gpu)
         temps.clear()
 
@@ -158,8 +169,10 @@ def parse_nvidia_smi(text: str, file: str, probe: str = "nvidia-smi", correctabl
             if key in _THROTTLE_KINDS and value.lower() == "active":
                 throttled[key] = (_THROTTLE_KINDS[key][0], n, line)
         elif "Temperature" in path:
-            t = _int(value)
-            if t is not None:
+            t = _signed(value)
+            if t is not None and key == "GPU T.Limit Temp":
+                temps["tlimit"] = (t, n, line)
+            elif t is not None:
                 if key == "GPU Current Temp":
                     temps["cur"] = (t, n, line)
                 elif key == "GPU Slowdown Temp":
@@ -359,15 +372,17 @@ def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg")
                  merge_within=200)
             continue
         m = _LINK_DOWN.search(line)
-        if m and ("mlx" in line or "ib" in m.group(1).lower() or "link down" in line.lower()):
-            _sig(r, file, probe, n, line, "nic_link_down", "error", f"network link down ({m.group(1)})",
+        if m:
+            dev = _link_device(line, m.group(1))
+            _sig(r, file, probe, n, line, "nic_link_down", "error", f"network link down ({dev})",
                  "Check the cable, transceiver and switch port; a flapping link breaks NCCL: evict the node.",
-                 device=m.group(1))
+                 device=dev, merge_within=100_000)  # a flapping port: the first drop is cited, the rest counted
             continue
         m = _LINK_UP.search(line)
         if m:
-            _sig(r, file, probe, n, line, "nic_link_up", "info", f"network link up ({m.group(1)})", "", device=m.group(1),
-                 merge_within=10_000)
+            dev = _link_device(line, m.group(1))
+            _sig(r, file, probe, n, line, "nic_link_up", "info", f"network link up ({dev})", "", device=dev,
+                 merge_within=100_000)
             continue
         if _NIC_MODULE.search(line):
             _sig(r, file, probe, n, line, "nic_module_error", "warning", "NIC cable/transceiver module event",
@@ -382,6 +397,11 @@ def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg")
                 _sig(r, file, probe, n, line, kind, severity, meaning, action, merge_within=20)  # type: ignore[arg-type]
                 break
     return r
+
+
+def _link_device(line: str, fallback: str) -> str:
+    m = re.search(r"(\S+):\s+[Ll]ink (?:is )?(?:down|up|DOWN|UP)", line)
+    return m.group(1) if m else fallback
 
 
 # --- ibstat -------------------------------------------------------------------------------------------------
