@@ -18,28 +18,39 @@ from diagagent.telemetry import Bundle
 from diagagent.telemetry.readers import iter_raw_lines
 
 CATEGORY = {
-    "gpu_ecc_uncorrectable": "hardware", "gpu_fell_off_bus": "hardware", "nvlink_error": "hardware",
-    "gpu_straggler": "hardware", "gpu_hang": "hardware", "node_crash": "hardware",
-    "ib_link_flap": "network", "nic_down": "network", "slow_link": "network",
-    "host_oom_killed": "infrastructure", "storage_checkpoint_write_failure": "infrastructure",
-    "nccl_internal_error": "framework", "pytorch_internal_assert": "framework",
-    "cuda_oom": "user_code", "user_shape_mismatch_at_init": "user_code", "user_import_error": "user_code",
-    "nan_loss_divergence": "data", "dataloader_corrupt_sample": "data",
+    "gpu_ecc_uncorrectable": "hardware",
+    "gpu_fell_off_bus": "hardware",
+    "nvlink_error": "hardware",
+    "gpu_straggler": "hardware",
+    "gpu_hang": "hardware",
+    "node_crash": "hardware",
+    "ib_link_flap": "network",
+    "nic_down": "network",
+    "slow_link": "network",
+    "host_oom_killed": "infrastructure",
+    "storage_checkpoint_write_failure": "infrastructure",
+    "nccl_internal_error": "framework",
+    "pytorch_internal_assert": "framework",
+    "cuda_oom": "user_code",
+    "user_shape_mismatch_at_init": "user_code",
+    "user_import_error": "user_code",
+    "nan_loss_divergence": "data",
+    "dataloader_corrupt_sample": "data",
 }
 
 # What each cited line must say: the real error text of the fault (not just any line).
 EVIDENCE = {
     "gpu_ecc_uncorrectable": r"CUDA error: uncorrectable ECC error encountered|NVRM: Xid \(PCI:[0-9a-f:]+\): (48|63|94|95),"
-                             r"|DRAM Uncorrectable\s+: [1-9]",
+    r"|DRAM Uncorrectable\s+: [1-9]",
     "gpu_fell_off_bus": r"NVRM: Xid \(PCI:[0-9a-f:]+\): 79, .*GPU has fallen off the bus"
-                        r"|CUDA error: (unspecified launch failure|unknown error)|GPU is lost",
+    r"|CUDA error: (unspecified launch failure|unknown error)|GPU is lost",
     "nvlink_error": r"CUDA error: uncorrectable NVLink error|NVRM: Xid \(PCI:[0-9a-f:]+\): 74, .*NVLink: fatal error",
     "gpu_straggler": r"HW Thermal Slowdown\s+: Active|GPU Current Temp\s+: (8[5-9]|9\d) C",
     "node_crash": r"Kernel panic - not syncing|Machine Check Exception",
     "ib_link_flap": r"NCCL WARN NET/IB : Got completion from peer [\d.]+<\d+> with status=12|mlx5_core \S+ ib\d: Link down"
-                    r"|LinkDownedCounter:\.+[1-9]",
+    r"|LinkDownedCounter:\.+[1-9]",
     "nic_down": r"NCCL WARN NET/IB : Got completion from peer [\d.]+<\d+> with status=12|mlx5_core \S+ ib\d: Link down"
-                r"|Cable error|LinkDownedCounter:\.+[1-9]|State: Down",
+    r"|Cable error|LinkDownedCounter:\.+[1-9]|State: Down",
     "slow_link": r"PortXmitWait:\.+\d{9,}|# Avg bus bandwidth\s+: [1-6]?\d\.\d+",
     "host_oom_killed": r"Out of memory: Killed process \d+ \(python3\)|Detected 1 oom_kill event",
     "storage_checkpoint_write_failure": r"OSError: \[Errno (28|122)\] (No space left on device|Disk quota exceeded)",
@@ -50,7 +61,7 @@ EVIDENCE = {
     "user_import_error": r"ImportError: cannot import name '\w+' from '[\w.]+'",
     "nan_loss_divergence": r"found NaN in local forward loss|lm loss: NAN|loss scale already at minimum",
     "dataloader_corrupt_sample": r"Caught (ValueError|UnicodeDecodeError) in DataLoader worker process \d+"
-                                 r"|^ValueError: buffer is smaller|^UnicodeDecodeError: 'utf-8' codec",
+    r"|^ValueError: buffer is smaller|^UnicodeDecodeError: 'utf-8' codec",
 }
 RESTART_CATEGORIES = {"hardware", "network", "infrastructure", "framework"}
 
@@ -91,8 +102,23 @@ def test_unknown_fault_is_a_clear_error_listing_valid_ids(tmp_path: Path) -> Non
 
 def test_cli_writes_a_bundle(tmp_path: Path) -> None:
     out = tmp_path / "job-7"
-    result = CliRunner().invoke(build_app(), ["simulate", str(out), "--fault", "nic_down", "--nodes", "4",
-                                              "--seed", "3", "--minutes", "2", "--job-id", "7"])
+    result = CliRunner().invoke(
+        build_app(),
+        [
+            "simulate",
+            str(out),
+            "--fault",
+            "nic_down",
+            "--nodes",
+            "4",
+            "--seed",
+            "3",
+            "--minutes",
+            "2",
+            "--job-id",
+            "7",
+        ],
+    )
     assert result.exit_code == 0, result.output
     with Bundle.open(out) as b:
         assert b.job.job_id == "7" and len(b.job.nodes) == 4
@@ -101,18 +127,28 @@ def test_cli_writes_a_bundle(tmp_path: Path) -> None:
 
 def test_faults_cover_the_conventions() -> None:
     assert set(CATEGORY) <= set(FAULTS)
-    assert {FAULTS[f].category for f in FAULTS} == {"hardware", "network", "infrastructure", "framework",
-                                                     "user_code", "data"}
+    assert {FAULTS[f].category for f in FAULTS} == {
+        "hardware",
+        "network",
+        "infrastructure",
+        "framework",
+        "user_code",
+        "data",
+    }
     assert isinstance(SIM_VERSION, str) and SIM_VERSION
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
-def test_every_fault_bundle_loads_and_its_truth_follows_conventions(bundles: dict[str, Path], fault: str) -> None:
+def test_every_fault_bundle_loads_and_its_truth_follows_conventions(
+    bundles: dict[str, Path], fault: str
+) -> None:
     with Bundle.open(bundles[fault]) as b:
         job, truth = b.job, b.truth
         assert truth is not None and truth.fault == fault
         assert truth.category == CATEGORY[fault] == FAULTS[fault].category
-        assert job.parallelism is not None and job.parallelism.world_size == len(job.nodes) * job.gpus_per_node
+        assert (
+            job.parallelism is not None and job.parallelism.world_size == len(job.nodes) * job.gpus_per_node
+        )
         assert job.parallelism.tp <= job.gpus_per_node
         assert set(b.missing) <= {"stacks"}
         assert len(b.log_files) >= job.world_size
@@ -131,8 +167,9 @@ def test_every_fault_bundle_loads_and_its_truth_follows_conventions(bundles: dic
             assert kinds == ["none"]
         elif fault == "nan_loss_divergence":
             assert kinds == ["restart"] and truth.actions[0].from_step < truth.iteration
-            assert truth.actions[0].from_step == max(c.step for c in job.checkpoints
-                                                     if c.valid and c.step < truth.iteration)
+            assert truth.actions[0].from_step == max(
+                c.step for c in job.checkpoints if c.valid and c.step < truth.iteration
+            )
         else:
             assert truth.category in RESTART_CATEGORIES and kinds == ["restart"]
             assert truth.actions[0].from_step == newest_valid
@@ -162,7 +199,9 @@ def test_indicating_lines_hold_the_faults_real_evidence(bundles: dict[str, Path]
 def test_the_root_error_is_buried_in_a_cascade_of_watchdog_timeouts(bundles: dict[str, Path]) -> None:
     with Bundle.open(bundles["gpu_ecc_uncorrectable"]) as b:
         timeouts = 0
-        watchdog = re.compile(r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=\d+, OpType=\w+")
+        watchdog = re.compile(
+            r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=\d+, OpType=\w+"
+        )
         for lf in b.log_files:
             for line in b.iter_log_lines(lf):
                 if watchdog.search(line.text) and "ProcessGroupNCCL.cpp:616]" in line.text:
@@ -178,9 +217,14 @@ def test_node_crash_logs_just_end_on_the_faulty_node(bundles: dict[str, Path]) -
         error = re.compile(r"Traceback|Error|WARN|Watchdog")
         for lf in b.log_files:
             if lf.host == host and lf.rank is not None:
-                assert not any(error.search(line.text) and "UserWarning" not in line.text
-                               and "FutureWarning" not in line.text and "DeprecationWarning" not in line.text
-                               and "GID table" not in line.text for line in b.iter_log_lines(lf))
+                assert not any(
+                    error.search(line.text)
+                    and "UserWarning" not in line.text
+                    and "FutureWarning" not in line.text
+                    and "DeprecationWarning" not in line.text
+                    and "GID table" not in line.text
+                    for line in b.iter_log_lines(lf)
+                )
 
 
 def test_hang_has_a_stack_dump_per_rank_with_the_stuck_rank_elsewhere(bundles: dict[str, Path]) -> None:
@@ -198,8 +242,10 @@ def test_hang_has_a_stack_dump_per_rank_with_the_stuck_rank_elsewhere(bundles: d
                 top = re.search(r'\(active\): "MainThread"\n    (\w+) \(', text).group(1)
             tops.setdefault(sf.host, set()).add(top)
         healthy = [h for h in tops if h != host]
-        assert all("all_reduce" in tops[h] or "all_gather_into_tensor" in tops[h] or "wait" in tops[h]
-                   for h in healthy)
+        assert all(
+            "all_reduce" in tops[h] or "all_gather_into_tensor" in tops[h] or "wait" in tops[h]
+            for h in healthy
+        )
         assert tops[host] - {"all_reduce", "all_gather_into_tensor", "wait"}
 
 
@@ -210,7 +256,9 @@ def test_straggler_stacks_hold_several_dumps_and_flows_show_it(bundles: dict[str
         timeline = json.loads((b.root / "truth.json").read_text())["timeline"]
         durations = {t["iteration"]: t["end"] - t["start"] for t in timeline}
         first_slow = b.truth.iteration
-        before = [d for it, d in durations.items() if first_slow - 6 <= it < first_slow and it > min(durations)]
+        before = [
+            d for it, d in durations.items() if first_slow - 6 <= it < first_slow and it > min(durations)
+        ]
         after = [d for it, d in durations.items() if it >= first_slow]
         assert min(after) > max(before)
 
@@ -229,17 +277,37 @@ def test_flows_hold_the_job_and_another_tenant_and_match_the_timeline(bundles: d
         assert all(a["end"] <= b2["start"] + 1e-6 for a, b2 in zip(timeline, timeline[1:], strict=False))
         starts = table.column("start").to_numpy()
         fault_at = json.loads((b.root / "truth.json").read_text())["t_fault"]
-        job_rows = [s for s, a, d in zip(starts, table.column("src_ip").to_pylist(),
-                                         table.column("dst_ip").to_pylist(), strict=True)
-                    if a in job_ips and d in job_ips]
+        job_rows = [
+            s
+            for s, a, d in zip(
+                starts, table.column("src_ip").to_pylist(), table.column("dst_ip").to_pylist(), strict=True
+            )
+            if a in job_ips and d in job_ips
+        ]
         assert max(job_rows) <= fault_at  # traffic stops when the job breaks
         assert min(job_rows) >= timeline[0]["start"] - 600
 
 
+def test_some_bundles_carry_flows_as_parquet(tmp_path: Path) -> None:
+    from diagagent.sim.faults import fault_spec
+    from diagagent.sim.plan import make_plan
+
+    seed = next(s for s in range(200) if make_plan(fault_spec("slow_link"), 8, s, 8, 3, None, None).env.flow_format
+                == "parquet")
+    simulate(tmp_path / "b", "slow_link", 8, seed, minutes=3)
+    with Bundle.open(tmp_path / "b") as b:
+        assert b.flow_files == ["flows/flows.parquet"]
+        rows = sum(batch.num_rows for batch in b.iter_flow_batches())
+        assert rows > 100 and not b.issues
+
+
 def test_same_seed_gives_byte_identical_bundles(tmp_path: Path) -> None:
     def digest(root: Path) -> dict[str, str]:
-        return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(root.rglob("*")) if p.is_file()}
+        return {
+            p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*"))
+            if p.is_file()
+        }
 
     for fault, compress in (("gpu_hang", True), ("storage_checkpoint_write_failure", False)):
         a, b = tmp_path / f"{fault}-a", tmp_path / f"{fault}-b"

@@ -85,10 +85,18 @@ def _watchdog(plan: Plan, rank: int, ts: float, seq: int, rng: random.Random) ->
     if plan.env.framework == "deepspeed":
         op, numel, pg = "_REDUCE_SCATTER_BASE", 262144000, "PG ID 0 PG GUID 0(default_pg)"
     elif layout.pp > 1 and rng.random() < 0.5:
-        op, numel, pg = ("RECV" if rng.random() < 0.5 else "SEND"), 33554432, "PG ID 4 PG GUID 9(PIPELINE_MODEL_PARALLEL_GROUP)"
+        op, numel, pg = (
+            ("RECV" if rng.random() < 0.5 else "SEND"),
+            33554432,
+            "PG ID 4 PG GUID 9(PIPELINE_MODEL_PARALLEL_GROUP)",
+        )
         gr = layout.coords(rank)[3]
     else:
-        op, numel, pg = "ALLREDUCE", 1048576 * rng.choice([64, 96, 128]), "PG ID 2 PG GUID 5(DATA_PARALLEL_GROUP)"
+        op, numel, pg = (
+            "ALLREDUCE",
+            1048576 * rng.choice([64, 96, 128]),
+            "PG ID 2 PG GUID 5(DATA_PARALLEL_GROUP)",
+        )
     work = f"WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn={numel}, NumelOut={numel}, Timeout(ms)=600000)"
     p = f"[rank{rank}]:[E{clock.glog(ts)} ProcessGroupNCCL.cpp:"
     lib = f"/usr/local/lib/python{plan.env.python[:4]}/dist-packages/torch/lib"
@@ -146,10 +154,15 @@ def _agents(plan: Plan, inc: Incident, deaths: dict[int, Death], rng: random.Ran
         t = deaths[root].ts + 0.4
         agent_pid = plan.pids[node * layout.gpus_per_node] - 23
         head = f"{clock.glog_us(t)} {agent_pid} torch/distributed/elastic/multiprocessing/api.py"
-        lines = [f"W{head}:897] Sending process {plan.pids[r]} closing signal SIGTERM"
-                 for r in layout.ranks_of(node) if deaths.get(r) is not None and deaths[r].kind == "terminated"]
-        lines.append(f"E{head}:869] failed (exitcode: {EXIT_CODES[deaths[root].kind]}) local_rank: "
-                     f"{root % layout.gpus_per_node} (pid: {plan.pids[root]}) of binary: /usr/bin/python3")
+        lines = [
+            f"W{head}:897] Sending process {plan.pids[r]} closing signal SIGTERM"
+            for r in layout.ranks_of(node)
+            if deaths.get(r) is not None and deaths[r].kind == "terminated"
+        ]
+        lines.append(
+            f"E{head}:869] failed (exitcode: {EXIT_CODES[deaths[root].kind]}) local_rank: "
+            f"{root % layout.gpus_per_node} (pid: {plan.pids[root]}) of binary: /usr/bin/python3"
+        )
         lines += _child_failed(plan, site, layout.hosts[node], root, own[1:], deaths)
         inc.launcher_events.setdefault(node, []).append(Event(t, lines))
 
@@ -159,37 +172,51 @@ def _failure(plan: Plan, host: str, rank: int, death: Death) -> list[str]:
     tb = _SIGNALS.get(code, "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html")
     if code < 0:
         tb = f"{tb} received by PID {plan.pids[rank]}"
-    return [f"  time      : {clock.elastic(death.ts)}",
-            f"  host      : {host}",
-            f"  rank      : {rank} (local_rank: {rank % plan.layout.gpus_per_node})",
-            f"  exitcode  : {code} (pid: {plan.pids[rank]})",
-            "  error_file: <N/A>",
-            f"  traceback : {tb}"]
+    return [
+        f"  time      : {clock.elastic(death.ts)}",
+        f"  host      : {host}",
+        f"  rank      : {rank} (local_rank: {rank % plan.layout.gpus_per_node})",
+        f"  exitcode  : {code} (pid: {plan.pids[rank]})",
+        "  error_file: <N/A>",
+        f"  traceback : {tb}",
+    ]
 
 
-def _child_failed(plan: Plan, site: str, host: str, root: int, others: list[int],
-                  deaths: dict[int, Death]) -> list[str]:
+def _child_failed(
+    plan: Plan, site: str, host: str, root: int, others: list[int], deaths: dict[int, Death]
+) -> list[str]:
     bar, dash = "=" * 60, "-" * 60
-    lines = ["Traceback (most recent call last):",
-             '  File "/usr/local/bin/torchrun", line 8, in <module>',
-             "    sys.exit(main())",
-             f'  File "{site}/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper',
-             "    return f(*args, **kwargs)",
-             f'  File "{site}/torch/distributed/run.py", line 919, in main',
-             "    run(args)",
-             f'  File "{site}/torch/distributed/run.py", line 910, in run',
-             "    elastic_launch(",
-             f'  File "{site}/torch/distributed/launcher/api.py", line 138, in __call__',
-             "    return launch_agent(self._config, self._entrypoint, list(args))",
-             f'  File "{site}/torch/distributed/launcher/api.py", line 269, in launch_agent',
-             "    raise ChildFailedError(",
-             "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
-             bar, f"{plan.env.script} FAILED", dash, "Failures:"]
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/usr/local/bin/torchrun", line 8, in <module>',
+        "    sys.exit(main())",
+        f'  File "{site}/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper',
+        "    return f(*args, **kwargs)",
+        f'  File "{site}/torch/distributed/run.py", line 919, in main',
+        "    run(args)",
+        f'  File "{site}/torch/distributed/run.py", line 910, in run',
+        "    elastic_launch(",
+        f'  File "{site}/torch/distributed/launcher/api.py", line 138, in __call__',
+        "    return launch_agent(self._config, self._entrypoint, list(args))",
+        f'  File "{site}/torch/distributed/launcher/api.py", line 269, in launch_agent',
+        "    raise ChildFailedError(",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        bar,
+        f"{plan.env.script} FAILED",
+        dash,
+        "Failures:",
+    ]
     if not others:
         lines.append("  <NO_OTHER_FAILURES>")
     for i, rank in enumerate(others, start=1):
         lines += [f"[{i}]:", *_failure(plan, host, rank, deaths[rank])]
-    lines += [dash, "Root Cause (first observed failure):", "[0]:", *_failure(plan, host, root, deaths[root]), bar]
+    lines += [
+        dash,
+        "Root Cause (first observed failure):",
+        "[0]:",
+        *_failure(plan, host, root, deaths[root]),
+        bar,
+    ]
     return lines
 
 
@@ -206,20 +233,35 @@ def _srun(plan: Plan, inc: Incident, deaths: dict[int, Death]) -> None:
         if any(deaths[r].kind == "vanished" for r in ranks):
             t = max(deaths[r].ts for r in ranks) + 95.0
             events.append(Event(t, [f"srun: error: Node failure on {host}"]))
-            events.append(Event(t + 0.5, [f"slurmstepd: error: *** STEP {step}.0 ON {layout.hosts[0]} CANCELLED AT "
-                                          f"{clock.iso(t + 0.5)[:-1]} DUE TO NODE FAILURE, SEE SLURMCTLD LOG ***"]))
+            events.append(
+                Event(
+                    t + 0.5,
+                    [
+                        f"slurmstepd: error: *** STEP {step}.0 ON {layout.hosts[0]} CANCELLED AT "
+                        f"{clock.iso(t + 0.5)[:-1]} DUE TO NODE FAILURE, SEE SLURMCTLD LOG ***"
+                    ],
+                )
+            )
             continue
         by_kind: dict[str, list[int]] = {}
         for r in ranks:
             by_kind.setdefault(deaths[r].kind, []).append(r)
         for kind, group in by_kind.items():
-            what = {"error": "Exited with exit code 1", "abort": "Aborted (core dumped)", "killed": "Out Of Memory",
-                    "terminated": "Terminated"}[kind]
+            what = {
+                "error": "Exited with exit code 1",
+                "abort": "Aborted (core dumped)",
+                "killed": "Out Of Memory",
+                "terminated": "Terminated",
+            }[kind]
             tasks = f"task {group[0]}" if len(group) == 1 else f"tasks {_ranges(group)}"
-            events.append(Event(max(deaths[r].ts for r in group) + 0.3, [f"srun: error: {host}: {tasks}: {what}"]))
+            events.append(
+                Event(max(deaths[r].ts for r in group) + 0.3, [f"srun: error: {host}: {tasks}: {what}"])
+            )
     if events:
         last = max(e.ts for e in events)
-        events.append(Event(last + 0.2, ["srun: Job step aborted: Waiting up to 32 seconds for job step to finish."]))
+        events.append(
+            Event(last + 0.2, ["srun: Job step aborted: Waiting up to 32 seconds for job step to finish."])
+        )
     inc.launcher_events.setdefault(0, []).extend(events)
 
 

@@ -19,7 +19,7 @@ def _tm(ts: float) -> time.struct_time:
 
 
 def _micros(ts: float) -> int:
-    return int(round((ts - int(ts)) * 1e6)) % 1_000_000
+    return round((ts - int(ts)) * 1e6) % 1_000_000
 
 
 def iso(ts: float) -> str:

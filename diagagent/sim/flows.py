@@ -1,7 +1,7 @@
 """Network flow records (BUNDLE.md flows/): per iteration, pipeline point-to-point between adjacent stages and a
 data-parallel ring all-reduce burst, plus rendezvous, storage, monitoring and another tenant's job.
 
-Vectorized with numpy (a 1,024-node hour is millions of rows); `flow_csv(plan, incident)` returns gzip'd CSV.
+Vectorized with numpy (a 1,024-node hour is millions of rows); `flow_file(...)` returns gzip'd CSV or Parquet.
 """
 
 from __future__ import annotations
@@ -39,15 +39,31 @@ class FlowSet:
         self.ips.append(address)
         return len(self.ips) - 1
 
-    def add(self, start: np.ndarray, dur: np.ndarray, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
-            dst_port: int, rng: np.random.Generator) -> None:
+    def add(
+        self,
+        start: np.ndarray,
+        dur: np.ndarray,
+        src: np.ndarray,
+        dst: np.ndarray,
+        nbytes: np.ndarray,
+        dst_port: int,
+        rng: np.random.Generator,
+    ) -> None:
         n = start.size
         if n == 0:
             return
         src_port = rng.integers(32768, 61000, n) if dst_port != 4791 else rng.integers(49152, 65535, n)
-        self.parts.append((start.ravel(), (start + dur).ravel(), src.ravel().astype(np.int32),
-                           dst.ravel().astype(np.int32), src_port.astype(np.int32), np.full(n, dst_port, np.int32),
-                           np.maximum(nbytes.ravel(), 64).astype(np.int64)))
+        self.parts.append(
+            (
+                start.ravel(),
+                (start + dur).ravel(),
+                src.ravel().astype(np.int32),
+                dst.ravel().astype(np.int32),
+                src_port.astype(np.int32),
+                np.full(n, dst_port, np.int32),
+                np.maximum(nbytes.ravel(), 64).astype(np.int64),
+            )
+        )
 
 
 def _iteration_axes(plan: Plan, inc: Incident) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -56,7 +72,7 @@ def _iteration_axes(plan: Plan, inc: Incident) -> tuple[np.ndarray, np.ndarray, 
     starts, ends = np.array(sched.starts, float), np.array(sched.ends, float)
     slowed = np.zeros(starts.size, bool)
     if inc.slow_from is not None:
-        slowed[inc.slow_from:] = True
+        slowed[inc.slow_from :] = True
     nominal = ends - starts
     if slowed.any():
         nominal[slowed] = plan.iter_s
@@ -82,13 +98,17 @@ def _pipeline(fs: FlowSet, plan: Plan, inc: Incident, axes: tuple, rng: np.rando
     act = plan.micro_batch * plan.seq_len * hidden * 2.0 * micro / PER_PHASE
     k = starts.size
     c = np.arange(PER_PHASE)
-    for src_nodes, dst_nodes, lo, hi, order in ((a, b, 0.0, FWD_END, stage), (b, a, FWD_END, BWD_END,
-                                                                                 lay.pp - 2 - stage)):
+    for src_nodes, dst_nodes, lo, hi, order in (
+        (a, b, 0.0, FWD_END, stage),
+        (b, a, FWD_END, BWD_END, lay.pp - 2 - stage),
+    ):
         frac = lo + (hi - lo) * (c[None, :, None] + (order[None, None, :] + 1) / lay.pp) / (PER_PHASE + 1)
         frac = np.broadcast_to(frac, (k, PER_PHASE, a.size)).copy()
         for node, factor in inc.slow_nodes.items():
             mask = (src_nodes == node)[None, None, :] & slowed[:, None, None]
             frac = np.where(mask, frac * factor, frac)
+        for node, factor in inc.mild_slow_nodes.items():
+            frac = np.where((src_nodes == node)[None, None, :], frac * factor, frac)
         t = starts[:, None, None] + frac * nominal[:, None, None] + rng.normal(0, 0.002, frac.shape)
         size = act * rng.uniform(0.98, 1.02, frac.shape)
         rate = np.full(frac.shape, PAIR_RATE)
@@ -100,8 +120,9 @@ def _pipeline(fs: FlowSet, plan: Plan, inc: Incident, axes: tuple, rng: np.rando
         fs.add(t, size / rate, src, dst, size, 4791, rng)
 
 
-def _data_parallel(fs: FlowSet, plan: Plan, inc: Incident, axes: tuple, rng: np.random.Generator,
-                   complete: int) -> None:
+def _data_parallel(
+    fs: FlowSet, plan: Plan, inc: Incident, axes: tuple, rng: np.random.Generator, complete: int
+) -> None:
     lay = plan.layout
     nps = lay.nodes_per_stage
     if nps < 2 or complete == 0:
@@ -129,12 +150,20 @@ def _data_parallel(fs: FlowSet, plan: Plan, inc: Incident, axes: tuple, rng: np.
             begin = np.where(in_stage, np.maximum(begin, lower), begin)
         begin = begin + rng.normal(0, 0.002, begin.shape) + channel * 0.0005
         size = grad_bytes * rng.uniform(0.995, 1.005, begin.shape)
-        fs.add(begin, dur * rng.uniform(0.97, 1.03, dur.shape), np.broadcast_to(src, begin.shape),
-               np.broadcast_to(dst, begin.shape), size, 4791, rng)
+        fs.add(
+            begin,
+            dur * rng.uniform(0.97, 1.03, dur.shape),
+            np.broadcast_to(src, begin.shape),
+            np.broadcast_to(dst, begin.shape),
+            size,
+            4791,
+            rng,
+        )
 
 
-def _background(fs: FlowSet, plan: Plan, inc: Incident, t_end: float, rng: np.random.Generator,
-                t_stop: float) -> None:
+def _background(
+    fs: FlowSet, plan: Plan, inc: Incident, t_end: float, rng: np.random.Generator, t_stop: float
+) -> None:
     """Rendezvous at init, checkpoint load and saves, data reads, monitoring scrapes, another tenant's job."""
     lay = plan.layout
     sched = inc.schedule
@@ -142,31 +171,72 @@ def _background(fs: FlowSet, plan: Plan, inc: Incident, t_end: float, rng: np.ra
     storage = np.array([fs.ip(f"10.9.0.{11 + i}") for i in range(8)])
     monitor = fs.ip("10.9.1.5")
     t0, t_train = sched.t_start, sched.t_train
-    fs.add(t0 + rng.uniform(2, 20, lay.nodes), rng.uniform(0.01, 0.2, lay.nodes), nodes, np.zeros(lay.nodes),
-           rng.integers(2000, 60000, lay.nodes), 29500, rng)
+    fs.add(
+        t0 + rng.uniform(2, 20, lay.nodes),
+        rng.uniform(0.01, 0.2, lay.nodes),
+        nodes,
+        np.zeros(lay.nodes),
+        rng.integers(2000, 60000, lay.nodes),
+        29500,
+        rng,
+    )
     if inc.stage != "init" or inc.t_fault > t0 + (t_train - t0) * 0.55:
         ckpt = plan.params_b * 1e9 * 14 / lay.nodes
         ld = t0 + (t_train - t0) * 0.5 + rng.uniform(0, 5, lay.nodes)
-        fs.add(ld, rng.uniform(8, 20, lay.nodes), storage[nodes % storage.size], nodes,
-               ckpt * rng.uniform(0.99, 1.01, lay.nodes), 988, rng)
+        fs.add(
+            ld,
+            rng.uniform(8, 20, lay.nodes),
+            storage[nodes % storage.size],
+            nodes,
+            ckpt * rng.uniform(0.99, 1.01, lay.nodes),
+            988,
+            rng,
+        )
     for begin, end in sched.saves.values():
         ckpt = plan.params_b * 1e9 * 14 / lay.nodes
-        fs.add(begin + rng.uniform(0.5, 2, lay.nodes), (end - begin) * rng.uniform(0.6, 0.9, lay.nodes), nodes,
-               storage[(nodes + 3) % storage.size], ckpt * rng.uniform(0.99, 1.01, lay.nodes), 988, rng)
+        fs.add(
+            begin + rng.uniform(0.5, 2, lay.nodes),
+            (end - begin) * rng.uniform(0.6, 0.9, lay.nodes),
+            nodes,
+            storage[(nodes + 3) % storage.size],
+            ckpt * rng.uniform(0.99, 1.01, lay.nodes),
+            988,
+            rng,
+        )
     if inc.stage == "checkpoint":
-        fs.add(sched.next_start + rng.uniform(0.5, 2, lay.nodes), np.full(lay.nodes, max(1.0, inc.t_fault -
-                                                                                         sched.next_start)),
-               nodes, storage[(nodes + 3) % storage.size], rng.uniform(1e9, 4e9, lay.nodes), 988, rng)
+        fs.add(
+            sched.next_start + rng.uniform(0.5, 2, lay.nodes),
+            np.full(lay.nodes, max(1.0, inc.t_fault - sched.next_start)),
+            nodes,
+            storage[(nodes + 3) % storage.size],
+            rng.uniform(1e9, 4e9, lay.nodes),
+            988,
+            rng,
+        )
     if t_stop > t_train:
         period = 30.0
         ticks = np.arange(t_train, t_stop, period)
         start = ticks[:, None] + rng.uniform(0, period, (1, lay.nodes))
-        fs.add(start, rng.uniform(0.05, 0.8, start.shape), np.broadcast_to(storage[nodes % storage.size], start.shape),
-               np.broadcast_to(nodes, start.shape), rng.uniform(2e7, 2e8, start.shape), 988, rng)
+        fs.add(
+            start,
+            rng.uniform(0.05, 0.8, start.shape),
+            np.broadcast_to(storage[nodes % storage.size], start.shape),
+            np.broadcast_to(nodes, start.shape),
+            rng.uniform(2e7, 2e8, start.shape),
+            988,
+            rng,
+        )
     scrape = np.arange(t0 - 60.0, t_end, 15.0)
     start = scrape[:, None] + (nodes[None, :] % 50) * 0.01
-    fs.add(start, np.full(start.shape, 0.004), np.full(start.shape, monitor), np.broadcast_to(nodes, start.shape),
-           rng.integers(3000, 9000, start.shape), 9100, rng)
+    fs.add(
+        start,
+        np.full(start.shape, 0.004),
+        np.full(start.shape, monitor),
+        np.broadcast_to(nodes, start.shape),
+        rng.integers(3000, 9000, start.shape),
+        9100,
+        rng,
+    )
     _other_tenant(fs, plan, t0 - 900.0, t_end, rng)
 
 
@@ -190,10 +260,9 @@ def _other_tenant(fs: FlowSet, plan: Plan, t_from: float, t_to: float, rng: np.r
     fs.add(begin, np.full(src.shape, 0.12 * period), src, dst, rng.uniform(5e9, 6e9, src.shape), 4791, rng)
 
 
-def flow_csv(plan: Plan, inc: Incident, t_end: float) -> bytes:
-    """All flow records of the bundle, sorted by start, as gzip'd CSV (BUNDLE.md columns)."""
+def flow_file(plan: Plan, inc: Incident, t_end: float) -> tuple[str, bytes]:
+    """All flow records of the bundle, sorted by start: (file name, content), gzip'd CSV or Parquet."""
     import pyarrow as pa
-    import pyarrow.csv as pcsv
 
     fs = FlowSet(list(plan.layout.ips))
     rng = np_rng(plan, "flows")
@@ -204,20 +273,26 @@ def flow_csv(plan: Plan, inc: Incident, t_end: float) -> bytes:
         _data_parallel(fs, plan, inc, axes, rng, inc.schedule.done)
     _background(fs, plan, inc, t_end, rng, stop)
     cols = [np.concatenate([p[i] for p in fs.parts]) for i in range(7)]
-    keep = cols[0] < stop if inc.outcome != "slow" else cols[0] < t_end
-    background_after = (cols[5] == 9100) | ((cols[5] == 4791) & (cols[2] >= plan.layout.nodes))
-    keep = keep | (background_after & (cols[0] < t_end))
-    cols = [c[keep] for c in cols]
-    order = np.argsort(cols[0], kind="stable")
+    fs.parts.clear()
+    job_traffic = cols[0] < stop
+    keeps_going = (cols[5] == 9100) | ((cols[5] == 4791) & (cols[2] >= plan.layout.nodes))  # monitoring, tenant
+    keep = (job_traffic | keeps_going) & (cols[0] < t_end)
+    order = np.argsort(np.where(keep, cols[0], np.inf), kind="stable")[: int(keep.sum())]
     cols = [c[order] for c in cols]
     ip_table = pa.array(fs.ips, pa.string())
-    nbytes = cols[6]
     table = pa.table({
-        "start": np.round(cols[0], 6), "end": np.round(np.minimum(cols[1], np.maximum(cols[1], cols[0])), 6),
+        "start": np.round(cols[0], 6), "end": np.round(np.maximum(cols[1], cols[0]), 6),
         "src_ip": ip_table.take(pa.array(cols[2])), "dst_ip": ip_table.take(pa.array(cols[3])),
-        "src_port": cols[4], "dst_port": cols[5], "bytes": nbytes,
-        "packets": np.maximum(1, nbytes // 4096),
+        "src_port": cols[4], "dst_port": cols[5], "bytes": cols[6], "packets": np.maximum(1, cols[6] // 4096),
     })
     buf = io.BytesIO()
-    pcsv.write_csv(table, buf, pcsv.WriteOptions(include_header=True, quoting_style="none"))
-    return gzip.compress(buf.getvalue(), compresslevel=3, mtime=0)
+    if plan.env.flow_format == "parquet":
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, buf, compression="zstd", row_group_size=1 << 20)
+        return "flows.parquet", buf.getvalue()
+    import pyarrow.csv as pcsv
+
+    buf.write((",".join(table.column_names) + "\n").encode())
+    pcsv.write_csv(table, buf, pcsv.WriteOptions(include_header=False, quoting_style="none"))
+    return "flows.csv.gz", gzip.compress(buf.getvalue(), compresslevel=3, mtime=0)

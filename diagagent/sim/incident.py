@@ -52,7 +52,9 @@ class NodeHealth:
     dcgm: list[tuple[str, str, str]] = field(default_factory=list)  # (test, result, warning)
     dmesg: list[Event] = field(default_factory=list)
     panic: bool = False  # the node crashed; dmesg is what the log collector caught before it died
-    cite: list[str] = field(default_factory=list)  # probe marks truth cites: "nvidia-smi:ecc:3", "ibstat:state:3"
+    cite: list[str] = field(
+        default_factory=list
+    )  # probe marks truth cites: "nvidia-smi:ecc:3", "ibstat:state:3"
 
 
 @dataclass
@@ -70,6 +72,7 @@ class Incident:
     slow_nodes: dict[int, float] = field(default_factory=dict)  # node -> compute slowdown
     slow_link: dict[int, float] = field(default_factory=dict)  # node -> link slowdown
     slow_from: int | None = None  # iteration index where slowness starts
+    mild_slow_nodes: dict[int, float] = field(default_factory=dict)  # red herring: a bit slow, not faulty
     hang_rank: int | None = None
     nan_from: int | None = None  # first NaN iteration
     spike_from: int | None = None

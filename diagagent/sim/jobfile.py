@@ -12,8 +12,14 @@ from diagagent.sim.clock import stream
 from diagagent.sim.incident import Incident
 from diagagent.sim.plan import Plan
 
-_MESSAGES = ["bump lr warmup to 2000 iters", "data: add code mixture v3", "fix eval loss logging",
-             "tune NCCL buffer sizes", "enable distributed optimizer overlap", "update tokenizer path"]
+_MESSAGES = [
+    "bump lr warmup to 2000 iters",
+    "data: add code mixture v3",
+    "fix eval loss logging",
+    "tune NCCL buffer sizes",
+    "enable distributed optimizer overlap",
+    "update tokenizer path",
+]
 
 
 @dataclass(frozen=True)
@@ -50,9 +56,11 @@ def checkpoints(plan: Plan, inc: Incident) -> list[CheckpointRecord]:
     rng = stream(plan.seed, "ckpt")
     t0 = inc.schedule.t_start
     si = plan.save_interval
-    out = [CheckpointRecord(plan.resumed_step - 2 * si, t0 - rng.uniform(2, 4) * 3600, True),
-           CheckpointRecord(plan.resumed_step - si, t0 - rng.uniform(1, 2) * 3600, True),
-           CheckpointRecord(plan.resumed_step, t0 - rng.uniform(0.2, 0.9) * 3600, True)]
+    out = [
+        CheckpointRecord(plan.resumed_step - 2 * si, t0 - rng.uniform(2, 4) * 3600, True),
+        CheckpointRecord(plan.resumed_step - si, t0 - rng.uniform(1, 2) * 3600, True),
+        CheckpointRecord(plan.resumed_step, t0 - rng.uniform(0.2, 0.9) * 3600, True),
+    ]
     out += [CheckpointRecord(step, end, True) for step, (_b, end) in sorted(inc.schedule.saves.items())]
     if inc.invalid_checkpoint is not None:
         out.append(CheckpointRecord(inc.invalid_checkpoint, inc.t_fault, False))
@@ -63,25 +71,31 @@ def status_of(inc: Incident) -> str:
     return {"crash": "failed", "hang": "hung", "slow": "slow"}[inc.outcome]
 
 
-def job_yaml(plan: Plan, inc: Incident, t_end: float, code: list[Commit], ckpts: list[CheckpointRecord]) -> str:
+def job_yaml(
+    plan: Plan, inc: Incident, t_end: float, code: list[Commit], ckpts: list[CheckpointRecord]
+) -> str:
     lay = plan.layout
     rng = stream(plan.seed, "jobyaml")
     status = status_of(inc)
-    lines = [f'job_id: "{plan.job_id}"',
-             f"name: {plan.name}",
-             f"framework: {plan.env.framework}",
-             f"status: {status}",
-             f"started_at: {clock.iso(inc.schedule.t_start)}"]
+    lines = [
+        f'job_id: "{plan.job_id}"',
+        f"name: {plan.name}",
+        f"framework: {plan.env.framework}",
+        f"status: {status}",
+        f"started_at: {clock.iso(inc.schedule.t_start)}",
+    ]
     if status == "failed":
         lines.append(f"ended_at: {clock.iso(t_end)}")
         lines.append("exit_code: 1")
-    lines += [f"gpus_per_node: {lay.gpus_per_node}",
-              f"parallelism: {{tp: {lay.tp}, pp: {lay.pp}, dp: {lay.dp}, cp: {lay.cp}, ep: 1}}",
-              f"launcher: {plan.env.launcher}",
-              f"scheduler: {{kind: slurm, job: {plan.env.slurm_job}, partition: train}}",
-              f"model: {plan.model}",
-              f"gpu: {plan.env.gpu}",
-              "nodes:"]
+    lines += [
+        f"gpus_per_node: {lay.gpus_per_node}",
+        f"parallelism: {{tp: {lay.tp}, pp: {lay.pp}, dp: {lay.dp}, cp: {lay.cp}, ep: 1}}",
+        f"launcher: {plan.env.launcher}",
+        f"scheduler: {{kind: slurm, job: {plan.env.slurm_job}, partition: train}}",
+        f"model: {plan.model}",
+        f"gpu: {plan.env.gpu}",
+        "nodes:",
+    ]
     g = lay.gpus_per_node
     for i, host in enumerate(lay.hosts):
         ranks = ", ".join(str(r) for r in range(i * g, i * g + g))
@@ -92,7 +106,9 @@ def job_yaml(plan: Plan, inc: Incident, t_end: float, code: list[Commit], ckpts:
     lines.append("checkpoints:")
     for c in ckpts:
         path = f"/ckpt/{plan.job_id}/iter_{c.step:07d}"
-        lines.append(f"  - {{step: {c.step}, at: {clock.iso(c.at)}, path: {path}, valid: {str(c.valid).lower()}}}")
+        lines.append(
+            f"  - {{step: {c.step}, at: {clock.iso(c.at)}, path: {path}, valid: {str(c.valid).lower()}}}"
+        )
     lines.append(f"spares: {max(2, lay.nodes // 32) + rng.randrange(3)}")
     first = int(plan.job_id) - 3 if plan.job_id.isdigit() else 1
     lines.append(f"history: [job-{max(first, 1)}, job-{max(first + 1, 2)}]")

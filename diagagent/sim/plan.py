@@ -97,6 +97,7 @@ class Env:
     python: str
     nccl_debug_info: bool
     pyspy_json: bool
+    flow_format: str  # "csv.gz" | "parquet"
     slurm_job: int
     workdir: str
     script: str
@@ -191,11 +192,17 @@ def _layout(nodes: int, gpus_per_node: int, framework: str, seed: int) -> Layout
 def _env(framework: str, seed: int, nodes: int) -> Env:
     rng = stream(seed, "env")
     hopper = rng.random() < 0.7
-    torch_v, nccl_v, cuda_v = rng.choice([("2.5.1", "2.21.5", "12.4"), ("2.4.0", "2.20.5", "12.4"),
-                                          ("2.6.0", "2.23.4", "12.6")])
-    script = {"megatron": "pretrain_gpt.py", "nemo": "megatron_gpt_pretraining.py", "deepspeed": "train.py"}[framework]
-    workdir = {"megatron": "/workspace/Megatron-LM", "nemo": "/opt/NeMo/examples/nlp/language_modeling",
-               "deepspeed": "/workspace/llm-train"}[framework]
+    torch_v, nccl_v, cuda_v = rng.choice(
+        [("2.5.1", "2.21.5", "12.4"), ("2.4.0", "2.20.5", "12.4"), ("2.6.0", "2.23.4", "12.6")]
+    )
+    script = {"megatron": "pretrain_gpt.py", "nemo": "megatron_gpt_pretraining.py", "deepspeed": "train.py"}[
+        framework
+    ]
+    workdir = {
+        "megatron": "/workspace/Megatron-LM",
+        "nemo": "/opt/NeMo/examples/nlp/language_modeling",
+        "deepspeed": "/workspace/llm-train",
+    }[framework]
     return Env(
         framework=framework,
         launcher="torchrun" if framework == "deepspeed" or rng.random() < 0.5 else "srun",
@@ -203,37 +210,71 @@ def _env(framework: str, seed: int, nodes: int) -> Env:
         gpu_short="H100" if hopper else "A100",
         capacity_gib=79.33 if hopper else 79.15,
         driver=rng.choice(["550.90.07", "550.127.05"]) if hopper else "535.161.08",
-        cuda=cuda_v, torch=torch_v, nccl=nccl_v, python="3.11.7" if hopper else "3.10.12",
+        cuda=cuda_v,
+        torch=torch_v,
+        nccl=nccl_v,
+        python="3.11.7" if hopper else "3.10.12",
         nccl_debug_info=nodes <= 64 and rng.random() < 0.6,
         pyspy_json=rng.random() < 0.25,
+        flow_format="parquet" if nodes >= 512 or rng.random() < 0.15 else "csv.gz",
         slurm_job=900000 + rng.randrange(99999),
-        workdir=workdir, script=script)
+        workdir=workdir,
+        script=script,
+    )
 
 
-def make_plan(spec: FaultSpec, nodes: int, seed: int, gpus_per_node: int, minutes: float | None,
-              job_id: str | None, compress: bool | None) -> Plan:
+def make_plan(
+    spec: FaultSpec,
+    nodes: int,
+    seed: int,
+    gpus_per_node: int,
+    minutes: float | None,
+    job_id: str | None,
+    compress: bool | None,
+) -> Plan:
     """Everything about the job that does not depend on how the fault plays out."""
     rng = stream(seed, "plan", spec.id)
     framework = rng.choice(["megatron", "megatron", "nemo", "deepspeed"])
     layout = _layout(nodes, gpus_per_node, framework, seed)
     env = _env(framework, seed, nodes)
-    model, params_b, seq = rng.choice([("llama3-8b", 8.0, 8192), ("llama3-70b", 70.6, 8192),
-                                       ("gpt3-175b", 175.0, 2048), ("mixtral-8x7b", 46.7, 4096)])
+    model, params_b, seq = rng.choice(
+        [
+            ("llama3-8b", 8.0, 8192),
+            ("llama3-70b", 70.6, 8192),
+            ("gpt3-175b", 175.0, 2048),
+            ("mixtral-8x7b", 46.7, 4096),
+        ]
+    )
     minutes = float(minutes) if minutes is not None else default_minutes(nodes)
     iter_s = round(rng.uniform(2.5, 5.0) * (1.0 + math.log2(max(nodes, 2)) / 10.0), 2)
     window_iters = max(4, int(minutes * 60 / iter_s))
     save_interval = max([n for n in NICE_INTERVALS if n <= max(10, window_iters // 2)])
     resumed = save_interval * rng.randint(8, 60)
     micro = rng.choice([1, 1, 2])
-    global_batch = layout.dp * micro * max(8, 4 * layout.pp) if framework != "deepspeed" else layout.dp * micro * 2
+    global_batch = (
+        layout.dp * micro * max(8, 4 * layout.pp) if framework != "deepspeed" else layout.dp * micro * 2
+    )
     return Plan(
-        fault=spec, seed=seed, job_id=job_id or str(1000 + seed % 9000), name=f"{model}-pretrain",
-        model=model, params_b=params_b, seq_len=seq, micro_batch=micro, global_batch=global_batch,
-        train_iters=rng.choice([250000, 500000, 1000000]), iter_s=iter_s, save_interval=save_interval,
-        save_s=round(rng.uniform(15, 45), 1), layout=layout, env=env,
+        fault=spec,
+        seed=seed,
+        job_id=job_id or str(1000 + seed % 9000),
+        name=f"{model}-pretrain",
+        model=model,
+        params_b=params_b,
+        seq_len=seq,
+        micro_batch=micro,
+        global_batch=global_batch,
+        train_iters=rng.choice([250000, 500000, 1000000]),
+        iter_s=iter_s,
+        save_interval=save_interval,
+        save_s=round(rng.uniform(15, 45), 1),
+        layout=layout,
+        env=env,
         compress=compress if compress is not None else (nodes >= 256 or rng.random() < 0.25),
-        minutes=minutes, resumed_step=resumed,
-        pids=_pids(layout, seed))
+        minutes=minutes,
+        resumed_step=resumed,
+        pids=_pids(layout, seed),
+    )
 
 
 def _pids(layout: Layout, seed: int) -> list[int]:
@@ -245,8 +286,14 @@ def _pids(layout: Layout, seed: int) -> list[int]:
     return out
 
 
-def build_schedule(plan: Plan, t_start: float, n_iters: int, slow_from: int | None, slow_factor: float,
-                   failing_save: int | None = None) -> Schedule:
+def build_schedule(
+    plan: Plan,
+    t_start: float,
+    n_iters: int,
+    slow_from: int | None,
+    slow_factor: float,
+    failing_save: int | None = None,
+) -> Schedule:
     """Iteration start/end times for `n_iters` complete iterations, slower by `slow_factor` from index `slow_from`.
 
     A checkpoint is saved after every iteration whose step is a multiple of `save_interval` (blocking);
@@ -277,3 +324,9 @@ def start_time(seed: int) -> float:
     """When the job launched: a deterministic moment in the week of 2026-11-16."""
     rng = stream(seed, "start")
     return float(EPOCH_2026_11_16 + rng.randrange(0, 6 * 86400) + rng.randrange(0, 3600) + 0.0)
+
+
+def boot_time(plan: Plan, node: int) -> float:
+    """When a node last booted: days before the job."""
+    rng = stream(plan.seed, "boot", node)
+    return start_time(plan.seed) - rng.uniform(3, 40) * 86400

@@ -10,29 +10,60 @@ from diagagent.sim.plan import Env
 Frame = tuple[str, int, str, str]  # file, line, function, source
 
 _TORCH_MODULE = [
-    ("{site}/torch/nn/modules/module.py", 1736, "_wrapped_call_impl", "return self._call_impl(*args, **kwargs)"),
+    (
+        "{site}/torch/nn/modules/module.py",
+        1736,
+        "_wrapped_call_impl",
+        "return self._call_impl(*args, **kwargs)",
+    ),
     ("{site}/torch/nn/modules/module.py", 1747, "_call_impl", "return forward_call(*args, **kwargs)"),
 ]
 
 _ENTRY: dict[str, list[Frame]] = {
     "megatron": [
         ("{work}/pretrain_gpt.py", 278, "<module>", "pretrain("),
-        ("{work}/megatron/training/training.py", 376, "pretrain", "iteration, num_floating_point_operations_so_far = train("),
+        (
+            "{work}/megatron/training/training.py",
+            376,
+            "pretrain",
+            "iteration, num_floating_point_operations_so_far = train(",
+        ),
         ("{work}/megatron/training/training.py", 1398, "train", "train_step(forward_step_func,"),
-        ("{work}/megatron/training/training.py", 754, "train_step", "losses_reduced = forward_backward_func("),
+        (
+            "{work}/megatron/training/training.py",
+            754,
+            "train_step",
+            "losses_reduced = forward_backward_func(",
+        ),
     ],
     "nemo": [
         ("{work}/megatron_gpt_pretraining.py", 42, "main", "trainer.fit(model)"),
         ("{site}/lightning/pytorch/trainer/trainer.py", 538, "fit", "call._call_and_handle_interrupt("),
-        ("{site}/lightning/pytorch/trainer/call.py", 46, "_call_and_handle_interrupt",
-         "return trainer.strategy.launcher.launch(trainer_fn, *args, trainer=trainer, **kwargs)"),
+        (
+            "{site}/lightning/pytorch/trainer/call.py",
+            46,
+            "_call_and_handle_interrupt",
+            "return trainer.strategy.launcher.launch(trainer_fn, *args, trainer=trainer, **kwargs)",
+        ),
         ("{site}/lightning/pytorch/loops/fit_loop.py", 205, "run", "self.advance()"),
-        ("{site}/lightning/pytorch/loops/training_epoch_loop.py", 250, "advance",
-         "batch_output = self.automatic_optimization.run(trainer.optimizers[0], batch_idx, kwargs)"),
-        ("/opt/NeMo/nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py", 709, "training_step",
-         "loss_mean = self.fwd_bwd_step(dataloader_iter, False)"),
-        ("/opt/NeMo/nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py", 651, "fwd_bwd_step",
-         "losses_reduced_per_micro_batch = fwd_bwd_function("),
+        (
+            "{site}/lightning/pytorch/loops/training_epoch_loop.py",
+            250,
+            "advance",
+            "batch_output = self.automatic_optimization.run(trainer.optimizers[0], batch_idx, kwargs)",
+        ),
+        (
+            "/opt/NeMo/nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py",
+            709,
+            "training_step",
+            "loss_mean = self.fwd_bwd_step(dataloader_iter, False)",
+        ),
+        (
+            "/opt/NeMo/nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py",
+            651,
+            "fwd_bwd_step",
+            "losses_reduced_per_micro_batch = fwd_bwd_function(",
+        ),
     ],
     "deepspeed": [
         ("{work}/train.py", 312, "<module>", "main()"),
@@ -42,45 +73,105 @@ _ENTRY: dict[str, list[Frame]] = {
 }
 
 _SCHEDULE = [
-    ("{mcore}/pipeline_parallel/schedules.py", 1434, "forward_backward_pipelining_without_interleaving",
-     "output_tensor, num_tokens = forward_step("),
+    (
+        "{mcore}/pipeline_parallel/schedules.py",
+        1434,
+        "forward_backward_pipelining_without_interleaving",
+        "output_tensor, num_tokens = forward_step(",
+    ),
 ]
 
 _WHERE: dict[str, list[Frame]] = {
     "forward": [
-        ("{mcore}/pipeline_parallel/schedules.py", 275, "forward_step",
-         "output_tensor, loss_func = forward_step_func(data_iterator, model)"),
-        ("{work2}/pretrain_gpt.py", 205, "forward_step",
-         "output_tensor = model(tokens, position_ids, attention_mask,"),
+        (
+            "{mcore}/pipeline_parallel/schedules.py",
+            275,
+            "forward_step",
+            "output_tensor, loss_func = forward_step_func(data_iterator, model)",
+        ),
+        (
+            "{work2}/pretrain_gpt.py",
+            205,
+            "forward_step",
+            "output_tensor = model(tokens, position_ids, attention_mask,",
+        ),
         *_TORCH_MODULE,
         ("{mcore}/transformer/transformer_block.py", 549, "forward", "hidden_states, context = layer("),
         *_TORCH_MODULE,
-        ("{mcore}/transformer/transformer_layer.py", 371, "forward", "mlp_output_with_bias = self.mlp(pre_mlp_layernorm_output)"),
+        (
+            "{mcore}/transformer/transformer_layer.py",
+            371,
+            "forward",
+            "mlp_output_with_bias = self.mlp(pre_mlp_layernorm_output)",
+        ),
         *_TORCH_MODULE,
-        ("{mcore}/transformer/mlp.py", 113, "forward", "intermediate_parallel, bias_parallel = self.linear_fc1(hidden_states)"),
+        (
+            "{mcore}/transformer/mlp.py",
+            113,
+            "forward",
+            "intermediate_parallel, bias_parallel = self.linear_fc1(hidden_states)",
+        ),
     ],
     "backward": [
-        ("{mcore}/pipeline_parallel/schedules.py", 1478, "forward_backward_pipelining_without_interleaving",
-         "input_tensor_grad = backward_step("),
-        ("{mcore}/pipeline_parallel/schedules.py", 366, "backward_step",
-         "custom_backward(output_tensor[0], output_tensor_grad[0])"),
-        ("{mcore}/pipeline_parallel/schedules.py", 150, "custom_backward",
-         "Variable._execution_engine.run_backward("),
+        (
+            "{mcore}/pipeline_parallel/schedules.py",
+            1478,
+            "forward_backward_pipelining_without_interleaving",
+            "input_tensor_grad = backward_step(",
+        ),
+        (
+            "{mcore}/pipeline_parallel/schedules.py",
+            366,
+            "backward_step",
+            "custom_backward(output_tensor[0], output_tensor_grad[0])",
+        ),
+        (
+            "{mcore}/pipeline_parallel/schedules.py",
+            150,
+            "custom_backward",
+            "Variable._execution_engine.run_backward(",
+        ),
     ],
     "optimizer": [
-        ("{work}/megatron/training/training.py", 785, "train_step",
-         "update_successful, grad_norm, num_zeros_in_grad = optimizer.step()"),
+        (
+            "{work}/megatron/training/training.py",
+            785,
+            "train_step",
+            "update_successful, grad_norm, num_zeros_in_grad = optimizer.step()",
+        ),
         ("{site}/torch/utils/_contextlib.py", 116, "decorate_context", "return func(*args, **kwargs)"),
-        ("{mcore}/optimizer/distrib_optimizer.py", 1784, "step_with_ready_grads",
-         "update_successful = super().step_with_ready_grads()"),
-        ("{mcore}/optimizer/optimizer.py", 470, "step", "grad_norm = self.clip_grad_norm(self.config.clip_grad)"),
+        (
+            "{mcore}/optimizer/distrib_optimizer.py",
+            1784,
+            "step_with_ready_grads",
+            "update_successful = super().step_with_ready_grads()",
+        ),
+        (
+            "{mcore}/optimizer/optimizer.py",
+            470,
+            "step",
+            "grad_norm = self.clip_grad_norm(self.config.clip_grad)",
+        ),
     ],
     "data": [
-        ("{work}/megatron/training/training.py", 728, "train_step", "losses_reduced = forward_backward_func("),
-        ("{mcore}/pipeline_parallel/schedules.py", 275, "forward_step",
-         "output_tensor, loss_func = forward_step_func(data_iterator, model)"),
-        ("{work2}/pretrain_gpt.py", 198, "forward_step",
-         "tokens, labels, loss_mask, attention_mask, position_ids = get_batch("),
+        (
+            "{work}/megatron/training/training.py",
+            728,
+            "train_step",
+            "losses_reduced = forward_backward_func(",
+        ),
+        (
+            "{mcore}/pipeline_parallel/schedules.py",
+            275,
+            "forward_step",
+            "output_tensor, loss_func = forward_step_func(data_iterator, model)",
+        ),
+        (
+            "{work2}/pretrain_gpt.py",
+            198,
+            "forward_step",
+            "tokens, labels, loss_mask, attention_mask, position_ids = get_batch(",
+        ),
         ("{work2}/pretrain_gpt.py", 121, "get_batch", "batch = get_batch_on_this_tp_rank(data_iterator)"),
         ("{work}/megatron/training/utils.py", 347, "get_batch_on_this_tp_rank", "data = next(data_iterator)"),
         ("{site}/torch/utils/data/dataloader.py", 701, "__next__", "data = self._next_data()"),
@@ -89,26 +180,70 @@ _WHERE: dict[str, list[Frame]] = {
         ("{site}/torch/_utils.py", 715, "reraise", "raise exception"),
     ],
     "save": [
-        ("{work}/megatron/training/training.py", 1473, "train", "save_checkpoint_and_time(iteration, model, optimizer,"),
-        ("{work}/megatron/training/training.py", 1109, "save_checkpoint_and_time",
-         "save_checkpoint(iteration, model, optimizer, opt_param_scheduler,"),
-        ("{work}/megatron/training/checkpointing.py", 420, "save_checkpoint",
-         "async_save_request = dist_checkpointing.save(state_dict, checkpoint_name, save_strategy,"),
-        ("{mcore}/dist_checkpointing/serialization.py", 394, "save", "sharded_strategy.save(sharded_state_dict, checkpoint_dir)"),
-        ("{mcore}/dist_checkpointing/strategies/torch.py", 664, "save", "save_state_dict_async_finalize(*save_state_dict_ret)"),
-        ("{site}/torch/serialization.py", 850, "save",
-         "_save(obj, opened_zipfile, pickle_module, pickle_protocol, _disable_byteorder_record)"),
+        (
+            "{work}/megatron/training/training.py",
+            1473,
+            "train",
+            "save_checkpoint_and_time(iteration, model, optimizer,",
+        ),
+        (
+            "{work}/megatron/training/training.py",
+            1109,
+            "save_checkpoint_and_time",
+            "save_checkpoint(iteration, model, optimizer, opt_param_scheduler,",
+        ),
+        (
+            "{work}/megatron/training/checkpointing.py",
+            420,
+            "save_checkpoint",
+            "async_save_request = dist_checkpointing.save(state_dict, checkpoint_name, save_strategy,",
+        ),
+        (
+            "{mcore}/dist_checkpointing/serialization.py",
+            394,
+            "save",
+            "sharded_strategy.save(sharded_state_dict, checkpoint_dir)",
+        ),
+        (
+            "{mcore}/dist_checkpointing/strategies/torch.py",
+            664,
+            "save",
+            "save_state_dict_async_finalize(*save_state_dict_ret)",
+        ),
+        (
+            "{site}/torch/serialization.py",
+            850,
+            "save",
+            "_save(obj, opened_zipfile, pickle_module, pickle_protocol, _disable_byteorder_record)",
+        ),
         ("{site}/torch/serialization.py", 1114, "_save", "zip_file.write_record(name, storage, num_bytes)"),
     ],
     "load": [
         ("{work}/pretrain_gpt.py", 278, "<module>", "pretrain("),
-        ("{work}/megatron/training/training.py", 316, "pretrain", "model, optimizer, opt_param_scheduler = setup_model_and_optimizer("),
-        ("{work}/megatron/training/training.py", 755, "setup_model_and_optimizer",
-         "args.iteration, args.num_floating_point_operations_so_far = load_checkpoint("),
-        ("{work}/megatron/training/checkpointing.py", 1124, "load_checkpoint",
-         "model[0].load_state_dict(state_dict['model'], strict=strict)"),
-        ("{site}/torch/nn/modules/module.py", 2584, "load_state_dict",
-         "raise RuntimeError(\"Error(s) in loading state_dict for {}:\\n\\t{}\".format("),
+        (
+            "{work}/megatron/training/training.py",
+            316,
+            "pretrain",
+            "model, optimizer, opt_param_scheduler = setup_model_and_optimizer(",
+        ),
+        (
+            "{work}/megatron/training/training.py",
+            755,
+            "setup_model_and_optimizer",
+            "args.iteration, args.num_floating_point_operations_so_far = load_checkpoint(",
+        ),
+        (
+            "{work}/megatron/training/checkpointing.py",
+            1124,
+            "load_checkpoint",
+            "model[0].load_state_dict(state_dict['model'], strict=strict)",
+        ),
+        (
+            "{site}/torch/nn/modules/module.py",
+            2584,
+            "load_state_dict",
+            'raise RuntimeError("Error(s) in loading state_dict for {}:\\n\\t{}".format(',
+        ),
     ],
 }
 

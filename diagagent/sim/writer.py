@@ -14,10 +14,10 @@ from pathlib import Path
 from diagagent.sim.cascade import spread
 from diagagent.sim.clock import stream
 from diagagent.sim.faults import fault_spec
-from diagagent.sim.flows import flow_csv
+from diagagent.sim.flows import flow_file
 from diagagent.sim.incident import Incident, NodeHealth
 from diagagent.sim.jobfile import checkpoints, code_history, job_yaml
-from diagagent.sim.logs import TextFile, launcher_logs, rank_logs
+from diagagent.sim.logs import TextFile, kernel_logs, launcher_logs, rank_logs
 from diagagent.sim.plan import Plan, make_plan
 from diagagent.sim.probes import node_probes
 from diagagent.sim.stacks import stack_files
@@ -44,8 +44,16 @@ def _prepare(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def _write(out: Path, files: Iterable[TextFile], gz: bool, cites: list[LineRef], made_dirs: set[str],
-           progress: Progress | None, part: str, total: int) -> int:
+def _write(
+    out: Path,
+    files: Iterable[TextFile],
+    gz: bool,
+    cites: list[LineRef],
+    made_dirs: set[str],
+    progress: Progress | None,
+    part: str,
+    total: int,
+) -> int:
     count = 0
     for f in files:
         parent = f.path.rsplit("/", 1)[0]
@@ -62,11 +70,17 @@ def _write(out: Path, files: Iterable[TextFile], gz: bool, cites: list[LineRef],
 
 
 def _herrings(plan: Plan, inc: Incident) -> dict[int, str]:
-    """Healthy nodes that look a little scary: correctable ECC, a power-capped warm GPU, an old Xid, symbol errors."""
+    """Healthy nodes that look a little scary: correctable ECC, a power-capped warm GPU, an old Xid, symbol errors,
+    compute a few percent slower than its peers."""
     rng = stream(plan.seed, "herrings")
     healthy = [n for n in range(plan.layout.nodes) if n not in inc.faulty_nodes]
-    picks = rng.sample(healthy, min(len(healthy), 4))
-    return dict(zip(picks, ["ecc", "power", "xid", "symbol"]))
+    kinds = ["ecc", "power", "xid", "symbol", "slow"]
+    picks = rng.sample(healthy, min(len(healthy), len(kinds)))
+    herrings = dict(zip(picks, kinds, strict=False))
+    for node, kind in herrings.items():
+        if kind == "slow":
+            inc.mild_slow_nodes[node] = rng.uniform(1.03, 1.06)
+    return herrings
 
 
 def _actions(plan: Plan, inc: Incident, ckpts: list, code: list) -> list[TruthAction]:
@@ -85,12 +99,24 @@ def _actions(plan: Plan, inc: Incident, ckpts: list, code: list) -> list[TruthAc
 
 def _timeline(inc: Incident) -> list[dict]:
     s = inc.schedule
-    return [{"iteration": s.iteration(k), "start": round(s.starts[k], 6), "end": round(s.ends[k], 6)}
-            for k in range(s.done)]
+    return [
+        {"iteration": s.iteration(k), "start": round(s.starts[k], 6), "end": round(s.ends[k], 6)}
+        for k in range(s.done)
+    ]
 
 
-def simulate(out: Path, fault: str, nodes: int, seed: int, *, gpus_per_node: int = 8, minutes: float | None = None,
-             job_id: str | None = None, compress: bool | None = None, progress: Progress | None = None) -> Truth:
+def simulate(
+    out: Path,
+    fault: str,
+    nodes: int,
+    seed: int,
+    *,
+    gpus_per_node: int = 8,
+    minutes: float | None = None,
+    job_id: str | None = None,
+    compress: bool | None = None,
+    progress: Progress | None = None,
+) -> Truth:
     """Write a bundle for `fault` on `nodes` nodes into `out` and return its truth (also written as truth.json)."""
     from diagagent.sim import SIM_VERSION
 
@@ -108,17 +134,31 @@ def simulate(out: Path, fault: str, nodes: int, seed: int, *, gpus_per_node: int
     ext = ".gz" if plan.compress else ""
     cites: list[LineRef] = []
     dirs: set[str] = set()
-    _write(out, rank_logs(plan, inc, deaths, t_end, ext), plan.compress, cites, dirs, progress, "logs", plan.world)
+    _write(
+        out,
+        rank_logs(plan, inc, deaths, t_end, ext),
+        plan.compress,
+        cites,
+        dirs,
+        progress,
+        "logs",
+        plan.world,
+    )
     _write(out, launcher_logs(plan, inc, ext), plan.compress, cites, dirs, None, "logs", 0)
+    _write(out, kernel_logs(plan, inc, ext), plan.compress, cites, dirs, None, "logs", 0)
     herrings = _herrings(plan, inc)
     probe_ts = (inc.t_capture or t_end) + 120.0
-    probe_files = (f for node in range(plan.layout.nodes)
-                   for f in node_probes(plan, node, inc.health.get(node, NodeHealth()), probe_ts, herrings.get(node)))
+    probe_files = (
+        f
+        for node in range(plan.layout.nodes)
+        for f in node_probes(plan, node, inc.health.get(node, NodeHealth()), probe_ts, herrings.get(node))
+    )
     _write(out, probe_files, False, cites, dirs, progress, "probes", 6 * plan.layout.nodes)
     if progress is not None:
         progress("flows", 0, 1)
     (out / "flows").mkdir(exist_ok=True)
-    (out / "flows" / "flows.csv.gz").write_bytes(flow_csv(plan, inc, t_end))
+    name, data = flow_file(plan, inc, t_end)
+    (out / "flows" / name).write_bytes(data)
     if progress is not None:
         progress("flows", 1, 1)
     if inc.outcome in ("hang", "slow") and (inc.hang_rank is not None or inc.slow_nodes):
@@ -127,12 +167,24 @@ def simulate(out: Path, fault: str, nodes: int, seed: int, *, gpus_per_node: int
     ckpts = checkpoints(plan, inc)
     (out / "job.yaml").write_text(job_yaml(plan, inc, t_end, code, ckpts))
     truth = Truth(
-        fault=spec.id, category=spec.category, root_cause=inc.root_cause,
-        faulty_nodes=[plan.layout.hosts[n] for n in inc.faulty_nodes], stage=inc.stage, iteration=inc.iteration,
-        indicating_lines=sorted(cites, key=lambda r: (r.file, r.line)), actions=_actions(plan, inc, ckpts, code),
-        status={"crash": "failed", "hang": "hung", "slow": "slow"}[inc.outcome], framework=plan.env.framework,
-        nodes=nodes, gpus_per_node=gpus_per_node, seed=seed, sim_version=SIM_VERSION, t_fault=round(inc.t_fault, 6),
+        fault=spec.id,
+        category=spec.category,
+        root_cause=inc.root_cause,
+        faulty_nodes=[plan.layout.hosts[n] for n in inc.faulty_nodes],
+        stage=inc.stage,
+        iteration=inc.iteration,
+        indicating_lines=sorted(cites, key=lambda r: (r.file, r.line)),
+        actions=_actions(plan, inc, ckpts, code),
+        status={"crash": "failed", "hang": "hung", "slow": "slow"}[inc.outcome],
+        framework=plan.env.framework,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        seed=seed,
+        sim_version=SIM_VERSION,
+        t_fault=round(inc.t_fault, 6),
         timeline=_timeline(inc),
     )
-    (out / "truth.json").write_text(json.dumps(truth.model_dump(mode="json", exclude_none=True), indent=1) + "\n")
+    (out / "truth.json").write_text(
+        json.dumps(truth.model_dump(mode="json", exclude_none=True), indent=1) + "\n"
+    )
     return truth

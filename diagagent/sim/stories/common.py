@@ -55,8 +55,15 @@ class Ctx:
         tid = pid if thread == 0 else pid + 150 + thread
         return f"{self.host(rank)}:{pid}:{tid} [{self.local(rank)}] NCCL"
 
-    def tb(self, rank: int, ts: float, where: str, final: list[str], cite: tuple[int, ...] = (0,),
-           extra_frames: list | None = None) -> Event:
+    def tb(
+        self,
+        rank: int,
+        ts: float,
+        where: str,
+        final: list[str],
+        cite: tuple[int, ...] = (0,),
+        extra_frames: list | None = None,
+    ) -> Event:
         """A Python traceback printed by `rank`; `cite` indexes into `final` (0: the exception line)."""
         lines = traceback(self.env, where, final, extra_frames)
         first = len(lines) - len(final)
@@ -81,8 +88,12 @@ def new_ctx(plan: Plan) -> Ctx:
     return Ctx(plan, stream(plan.seed, "story", plan.fault.id))
 
 
-def crash_in_training(ctx: Ctx, n_iters: int | None = None, frac: tuple[float, float] = (0.1, 0.9),
-                      failing_save: int | None = None) -> tuple[Schedule, float, int]:
+def crash_in_training(
+    ctx: Ctx,
+    n_iters: int | None = None,
+    frac: tuple[float, float] = (0.1, 0.9),
+    failing_save: int | None = None,
+) -> tuple[Schedule, float, int]:
     """Schedule `n_iters` complete iterations; the fault strikes inside the next one. -> (schedule, t, iteration)."""
     n = ctx.window() if n_iters is None else n_iters
     sched = build_schedule(ctx.plan, start_time(ctx.plan.seed), n, None, 1.0, failing_save)
@@ -95,16 +106,33 @@ def slow_job(ctx: Ctx, node: int, cause: str, job_factor: float, **kw: object) -
     n = ctx.window()
     slow_from = max(1, int(n * ctx.rng.uniform(0.35, 0.6)))
     sched = build_schedule(ctx.plan, start_time(ctx.plan.seed), n, slow_from, job_factor)
-    inc = incident(ctx, sched, sched.starts[slow_from], sched.iteration(slow_from), cause, faulty_nodes=[node],
-                   slow_from=slow_from, **kw)
+    inc = incident(
+        ctx,
+        sched,
+        sched.starts[slow_from],
+        sched.iteration(slow_from),
+        cause,
+        faulty_nodes=[node],
+        slow_from=slow_from,
+        **kw,
+    )
     inc.t_capture = sched.ends[-1] + ctx.rng.uniform(5, 40)
     return inc
 
 
-def incident(ctx: Ctx, sched: Schedule, t: float, iteration: int | None, cause: str, **kw: object) -> Incident:
+def incident(
+    ctx: Ctx, sched: Schedule, t: float, iteration: int | None, cause: str, **kw: object
+) -> Incident:
     spec = ctx.plan.fault
-    return Incident(outcome=spec.outcome, stage=kw.pop("stage", spec.stage), root_cause=cause,  # type: ignore[arg-type]
-                    schedule=sched, t_fault=t, iteration=iteration, **kw)  # type: ignore[arg-type]
+    return Incident(
+        outcome=spec.outcome,
+        stage=kw.pop("stage", spec.stage),
+        root_cause=cause,  # type: ignore[arg-type]
+        schedule=sched,
+        t_fault=t,
+        iteration=iteration,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def kernel(ts: float, text: str, cite: bool = False) -> Event:
@@ -119,4 +147,4 @@ def cuda_error_lines(message: str) -> list[str]:
 
 
 def hex_addr(rng: random.Random) -> str:
-    return f"0x{rng.randrange(0x7f0000000000, 0x7fffffffffff):x}"
+    return f"0x{rng.randrange(0x7F0000000000, 0x7FFFFFFFFFFF):x}"

@@ -14,20 +14,26 @@ def ib_completion_error(ctx: Ctx, rank: int, peer_ip: str, hca: int, ts: float, 
     """The NCCL WARN for a failed IB work completion, then the watchdog tearing the process down."""
     port = 39936 + ctx.rng.randrange(64) * 256
     opcode, side = ("0", "Send") if send else ("129", "Recv")
-    detail = (f"NET/IB : Got completion from peer {peer_ip}<{port}> with status=12 opcode={opcode} len=0 "
-              f"vendor err 129 ({side}) hca {hca_name(hca)}")
+    detail = (
+        f"NET/IB : Got completion from peer {peer_ip}<{port}> with status=12 opcode={opcode} len=0 "
+        f"vendor err 129 ({side}) hca {hca_name(hca)}"
+    )
     warn = f"{ctx.nccl(rank, 3)} WARN {detail}"
-    info = [f"{ctx.nccl(rank, 3)} INFO transport/net.cc:1298 -> 6",
-            f"{ctx.nccl(rank, 3)} INFO proxy.cc:694 -> 6",
-            f"{ctx.nccl(rank, 3)} INFO proxy.cc:874 -> 6 [Progress Thread]"]
+    info = [
+        f"{ctx.nccl(rank, 3)} INFO transport/net.cc:1298 -> 6",
+        f"{ctx.nccl(rank, 3)} INFO proxy.cc:694 -> 6",
+        f"{ctx.nccl(rank, 3)} INFO proxy.cc:874 -> 6 [Progress Thread]",
+    ]
     group_rank = ctx.layout.dp_group_rank(rank)
     head = ctx.c10(rank, ts + 0.8, "ProcessGroupNCCL.cpp:1595")
-    abort = [f"{head}[PG ID 2 PG GUID 5(DATA_PARALLEL_GROUP) Rank {group_rank}] Process group watchdog thread "
-             f"terminated with exception: NCCL error: remote process exited or there was a network error, "
-             f"NCCL version {ctx.env.nccl}",
-             "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
-             "Last error:",
-             detail]
+    abort = [
+        f"{head}[PG ID 2 PG GUID 5(DATA_PARALLEL_GROUP) Rank {group_rank}] Process group watchdog thread "
+        f"terminated with exception: NCCL error: remote process exited or there was a network error, "
+        f"NCCL version {ctx.env.nccl}",
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        "Last error:",
+        detail,
+    ]
     return [Event(ts, [warn, *info], (0,)), Event(ts + 0.8, abort)]
 
 
@@ -36,13 +42,23 @@ def _network_crash(ctx: Ctx, cause: str) -> tuple[Incident, int, int, int]:
     hca = rail_of_gpu(gpu, ctx.layout.gpus_per_node)
     sched, t, it = crash_in_training(ctx)
     host = ctx.layout.hosts[node]
-    inc = incident(ctx, sched, t, it, cause.format(hca=hca_name(hca), host=host), faulty_nodes=[node],
-                   network_peers_fail=True)
+    inc = incident(
+        ctx,
+        sched,
+        t,
+        it,
+        cause.format(hca=hca_name(hca), host=host),
+        faulty_nodes=[node],
+        network_peers_fail=True,
+    )
     rank = ctx.rank_on(node, gpu)
-    peers = ctx.layout.ring_neighbors(node) or [p for p in (ctx.layout.pp_peer(node, 1), ctx.layout.pp_peer(node, -1))
-                                                if p is not None]
+    peers = ctx.layout.ring_neighbors(node) or [
+        p for p in (ctx.layout.pp_peer(node, 1), ctx.layout.pp_peer(node, -1)) if p is not None
+    ]
     peer_ip = ctx.layout.ips[peers[0]] if peers else ctx.layout.ips[node]
-    for ev in ib_completion_error(ctx, rank, peer_ip, hca, t + ctx.rng.uniform(5, 25), send=ctx.rng.random() < 0.5):
+    for ev in ib_completion_error(
+        ctx, rank, peer_ip, hca, t + ctx.rng.uniform(5, 25), send=ctx.rng.random() < 0.5
+    ):
         inc.add(rank, ev)
     t_err = inc.events[rank][0].ts
     inc.deaths[rank] = Death(t_err + 0.9, "abort")
@@ -52,7 +68,7 @@ def _network_crash(ctx: Ctx, cause: str) -> tuple[Incident, int, int, int]:
 
 
 def ib_link_flap(ctx: Ctx) -> Incident:
-    inc, node, gpu, hca = _network_crash(ctx, "InfiniBand port {hca} of {host} flapped (link down/up)")
+    inc, node, _gpu, hca = _network_crash(ctx, "InfiniBand port {hca} of {host} flapped (link down/up)")
     t = inc.t_fault
     pci, dev = hca_pci(ctx.env, hca), f"ib{hca}"
     health = inc.node_health(node)
@@ -69,13 +85,17 @@ def ib_link_flap(ctx: Ctx) -> Incident:
 
 
 def nic_down(ctx: Ctx) -> Incident:
-    inc, node, gpu, hca = _network_crash(ctx, "NIC port {hca} of {host} went down and stayed down")
+    inc, node, _gpu, hca = _network_crash(ctx, "NIC port {hca} of {host} went down and stayed down")
     t = inc.t_fault
     pci, dev = hca_pci(ctx.env, hca), f"ib{hca}"
     health = inc.node_health(node)
     health.dmesg = [
-        kernel(t - 0.2, f"mlx5_core {pci}: mlx5_port_module_event:1141:(pid 0): Port module event[error]: "
-                        f"module {hca}, Cable error, Bad or shorted cable/module", cite=True),
+        kernel(
+            t - 0.2,
+            f"mlx5_core {pci}: mlx5_port_module_event:1141:(pid 0): Port module event[error]: "
+            f"module {hca}, Cable error, Bad or shorted cable/module",
+            cite=True,
+        ),
         kernel(t, f"mlx5_core {pci} {dev}: Link down", cite=True),
     ]
     health.port_down.append(hca)
@@ -88,9 +108,14 @@ def slow_link(ctx: Ctx) -> Incident:
     node = ctx.pick_node()
     hca = ctx.rng.randrange(min(ctx.layout.gpus_per_node, 8))
     link_factor = ctx.rng.uniform(3.0, 6.0)
-    inc = slow_job(ctx, node, f"congested switch port on {ctx.layout.hosts[node]} ({hca_name(hca)}) slows its "
-                              f"traffic and every iteration", 1.0 + (link_factor - 1.0) * 0.12,
-                   slow_link={node: link_factor})
+    inc = slow_job(
+        ctx,
+        node,
+        f"congested switch port on {ctx.layout.hosts[node]} ({hca_name(hca)}) slows its "
+        f"traffic and every iteration",
+        1.0 + (link_factor - 1.0) * 0.12,
+        slow_link={node: link_factor},
+    )
     health = inc.node_health(node)
     health.xmit_wait[hca] = ctx.rng.randrange(2_000_000_000, 4_000_000_000)
     health.busbw = ctx.rng.uniform(28.0, 60.0)
