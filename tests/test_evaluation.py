@@ -355,3 +355,15 @@ def test_cli_suite_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     grep = json.loads(out.read_text())["baselines"]["grep"]
     assert grep["cases"] == 1 and grep["per_case"][0]["set"] == "tiny"
     assert grep["per_case"][0]["fault"] == "nic_down" and grep["category_accuracy"] == 0.0
+
+
+def test_suite_generates_with_the_real_simulator_in_two_processes(tmp_path: Path) -> None:
+    from diagagent.evaluation.suites import ensure_suite, load_suite, sim_version
+
+    (tmp_path / "pair.yaml").write_text("name: pair\ncases:\n  - {fault: nic_down, nodes: 8, seed: 1}\n"
+                                        "  - {fault: cuda_oom, nodes: 8, seed: 2}\n")
+    folders = ensure_suite(load_suite(tmp_path / "pair.yaml"), tmp_path / "state", workers=2)
+    assert [f.name for f in folders] == [f"nic_down-n8-s1-{sim_version()}", f"cuda_oom-n8-s2-{sim_version()}"]
+    run = run_cases([c for f in folders for c in find_cases(f, set_name="pair")], {"grep": BASELINES["grep"]})
+    assert [s.fault for s in run.scores["grep"]] == ["nic_down", "cuda_oom"] and not run.skipped
+    assert all(s.category_accuracy == 0.0 and s.error is None for s in run.scores["grep"])
