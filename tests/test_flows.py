@@ -105,7 +105,7 @@ def test_straggler_is_ranked_first_and_alone(tmp_path: Path, kw: dict) -> None:
     assert top.host == spec.straggler and top.flagged
     assert [s.host for s in f.stragglers if s.flagged] == [spec.straggler]
     assert f.suspects[0].host == spec.straggler
-    assert top.shown >= 0.8 * top.iterations_total
+    assert top.shown >= 0.3 * top.iterations_total
     assert "the median of its peers over" in top.evidence
 
 

@@ -108,25 +108,35 @@ def _with_groups(edges: pl.DataFrame, n_hosts: int, method: str) -> Structure:
 
 
 def declared_groups(job: Job, hosts: list[str]) -> dict[str, list[list[int]]] | None:
-    """The host groups job.yaml's parallelism implies (hosts linked when any of their ranks share a group)."""
+    """The host groups job.yaml's parallelism implies: hosts are linked when any of their ranks share a DP (or
+    PP) group, i.e. agree on every other coordinate under the job's rank order. Vectorized over ranks."""
     if job.parallelism is None or not job.rank_to_host:
         return None
     index = {h: i for i, h in enumerate(hosts)}
+    placed = [(r, index[h]) for r, h in job.rank_to_host.items() if h in index]
+    if not placed:
+        return None
+    rank = np.array([r for r, _ in placed], dtype=np.int64)
+    host = np.array([h for _, h in placed], dtype=np.int64)
+    sizes = {d: getattr(job.parallelism, d) for d in ("tp", "cp", "dp", "pp")}
+    coord, rest = {}, rank.copy()
+    for dim in job.rank_order.split("-"):
+        coord[dim], rest = rest % sizes[dim], rest // sizes[dim]
     out: dict[str, list[list[int]]] = {}
     for kind in ("dp", "pp"):
-        if getattr(job.parallelism, kind) <= 1:
+        if sizes[kind] <= 1:
             out[kind] = []
             continue
-        pairs: set[tuple[int, int]] = set()
-        seen: set[int] = set()
-        for rank in sorted(job.rank_to_host):
-            gid = job.group_id(kind, rank)  # type: ignore[arg-type]
-            if gid in seen:
-                continue
-            seen.add(gid)
-            members = [index[h] for h in job.hosts_of(job.group_of(kind, rank)) if h in index]  # type: ignore[arg-type]
-            pairs.update((members[0], m) for m in members[1:])
-        out[kind] = components(len(hosts), sorted(pairs))
+        key = np.zeros_like(rank)
+        for dim in ("tp", "cp", "dp", "pp"):
+            if dim != kind:
+                key = key * sizes[dim] + coord[dim]
+        key = key * (rest.max() + 1) + rest  # ranks beyond the world size stay apart
+        order = np.argsort(key, kind="stable")
+        first = np.r_[True, key[order][1:] != key[order][:-1]]
+        leader = host[order][np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))]
+        pairs = np.unique(np.stack([leader, host[order]], axis=1), axis=0)
+        out[kind] = components(len(hosts), [(int(a), int(b)) for a, b in pairs if a != b])
     return out
 
 

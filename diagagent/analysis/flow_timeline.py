@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-MAX_BINS = 1 << 20  # resolution of the activity signal the period is read from
+MAX_BINS = 1 << 18  # resolution of the activity signal the period is read from
 MIN_BIN_S = 1e-3
+MAX_GROUPS = 16  # DP groups whose activity the period is read from (the busiest)
 WAKE_S = 0.005  # clock jitter: an input ending this soon after the node got ready still came before it
 
 
@@ -68,7 +69,9 @@ def sync_period(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> float 
     width = max(span / MAX_BINS, MIN_BIN_S)
     nbins = int(span / width) + 2
     ac = np.zeros(nbins // 2)
-    for g in np.unique(group):
+    size = 1 << int(2 * nbins - 1).bit_length()  # zero-padded to a power of two: linear, and fast
+    groups, counts = np.unique(group, return_counts=True)
+    for g in groups[np.argsort(-counts)][:MAX_GROUPS]:
         mine = group == g
         first = ((start[mine] - lo) / width).astype(np.int64)
         last = ((end[mine] - lo) / width).astype(np.int64) + 1
@@ -78,8 +81,8 @@ def sync_period(start: np.ndarray, end: np.ndarray, group: np.ndarray) -> float 
         )
         active = (np.cumsum(delta)[:nbins] > 0).astype(np.float64)
         active -= active.mean()
-        spectrum = np.fft.rfft(active, 2 * nbins)
-        ac += np.fft.irfft(spectrum * np.conj(spectrum))[: nbins // 2]
+        spectrum = np.fft.rfft(active, size)
+        ac += np.fft.irfft(spectrum * np.conj(spectrum), size)[: nbins // 2]
     if ac[0] <= 0:
         return None
     ac /= ac[0]
@@ -142,65 +145,114 @@ def _longest_apart(gaps: np.ndarray, ends: np.ndarray, floor: float, apart: floa
     return np.array(sorted(kept), dtype=np.int64)
 
 
-def node_timeline(frame: pl.DataFrame, bounds: np.ndarray, n_hosts: int) -> NodeTimeline:
+def node_timeline(frame: pl.DataFrame, bounds: np.ndarray, peers: np.ndarray) -> NodeTimeline:
     """Per host and iteration: its own sync end, compute gap and communication time. `frame` holds the bulk
-    flows (start, end, src, dst) and `sync`: whether the flow is gradient sync.
+    flows (start, end, src, dst) and `sync`: whether the flow is gradient sync; `peers` gives each host's peer
+    group (hosts doing the same work: its DP group).
 
-    The compute gap runs from the node's last input (the end of the last flow into it: a pipeline peer's
-    activations or gradients, or else the previous sync) to the moment it was ready to sync: the first start
-    of any sync flow touching it, in either direction, since a transfer starts only when both ends posted it.
-    A node held up by a slow peer is ready on time, so only the node's own slowness lengthens its gap."""
+    The compute gap adds up the node's own work: from its input to each of its pipeline sends, and from its
+    last input to the moment it was ready to sync (the first start of any sync flow touching it, in either
+    direction: a transfer starts only when both ends posted it). A node held up by a slow peer sends, or is
+    ready, as soon as the peer's data is in, so only the node's own slowness lengthens its gap."""
+    n_hosts = len(peers)
     k = max(len(bounds) - 1, 0)
     if not k or frame.is_empty():
         nan = np.full((n_hosts, k), np.nan)
         return NodeTimeline(bounds, np.full((n_hosts, k + 1), np.nan), nan, nan.copy())
-    cols = (n_hosts, k + 1)  # boundary columns: column j is the sync that ends at bounds[j]
+    width = k + 1  # boundary columns: column j is the sync that ends at bounds[j]
+    src, dst = frame["src"].to_numpy(), frame["dst"].to_numpy()
+    start, end, sync = frame["start"].to_numpy(), frame["end"].to_numpy(), frame["sync"].to_numpy()
 
-    def boundary(times: pl.Series) -> np.ndarray:
-        return np.searchsorted(bounds, times.to_numpy(), side="left")
+    def cells(node: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Flat (node, boundary column) index of each time, and whether it falls in a column."""
+        col = np.searchsorted(bounds, times, side="left")
+        return node * width + np.minimum(col, k), col <= k
 
-    def per_boundary(table: pl.DataFrame, time_col: str, agg: pl.Expr) -> pl.DataFrame:
-        table = table.with_columns(it=pl.Series(boundary(table[time_col])))
-        return table.filter(pl.col("it") <= k).group_by("node", "it").agg(agg)
+    # each node's own sync: when it ended (per boundary) and when the node was first ready for it
+    s_node = np.concatenate([src[sync], dst[sync]])
+    s_start, s_end = np.tile(start[sync], 2), np.tile(end[sync], 2)
+    flat, ok = cells(s_node, s_end)
+    sync_end = np.full(n_hosts * width, -np.inf)
+    np.maximum.at(sync_end, flat[ok], s_end[ok])
+    ready = np.full(n_hosts * width, np.inf)
+    np.minimum.at(ready, flat[ok], s_start[ok])
+    sync_end = np.where(np.isfinite(sync_end), sync_end, np.nan).reshape(n_hosts, width)
+    ready = np.where(np.isfinite(ready), ready, np.nan).reshape(n_hosts, width)[:, 1:]
 
-    sync = frame.filter(pl.col("sync"))
-    touch = pl.concat(
-        [sync.select(node="src", s="start", e="end"), sync.select(node="dst", s="start", e="end")]
-    )
-    per = per_boundary(touch, "e", [pl.col("e").max(), pl.col("s").min()])
-    sync_end, ready = _dense(per, "e", cols, np.nan), _dense(per, "s", cols, np.nan)
-    ready = ready[:, 1:]
-
-    # the node's last input before it was ready: the previous sync, or a later non-sync flow into it
-    last_input = sync_end[:, :-1].copy()
-    inputs = frame.filter(~pl.col("sync")).select(node="dst", t="end").sort("node", "t")
-    if not inputs.is_empty():
-        times = inputs["t"].to_numpy()
-        base = min(float(times[0]), float(bounds[0])) - 1.0  # keys: node * stride + time since base, sorted
-        stride = max(float(times.max()), float(bounds[-1])) - base + 1.0
-        keys = inputs["node"].to_numpy() * stride + (times - base)
-        node_ix = np.repeat(np.arange(n_hosts), k)
-        want = node_ix * stride + (np.nan_to_num(ready.ravel(), nan=base) - base) + WAKE_S
-        at = np.searchsorted(keys, want, side="right") - 1
-        hit = (at >= 0) & (inputs["node"].to_numpy()[np.maximum(at, 0)] == node_ix)
-        t = np.where(hit, times[np.maximum(at, 0)], -np.inf).reshape(n_hosts, k)
-        last_input = np.fmax(last_input, t)
-    compute = np.clip(ready - last_input, 0.0, None)
+    # the node's own work: from its last input to each of its pipeline sends, and to its readiness to sync
+    pipe = ~sync
+    sends, last_input = _pipeline_work(src[pipe], dst[pipe], start[pipe], end[pipe], bounds, peers, n_hosts)
+    compute = np.clip(ready - np.fmax(bounds[None, :-1], last_input), 0.0, None) + sends
 
     # communication time: the length of the union of the node's flows, charged to the iteration of each piece
-    spans = pl.concat(
-        [frame.select(node="src", s="start", e="end"), frame.select(node="dst", s="start", e="end")]
-    ).sort("node", "s")
-    pieces = spans.with_columns(reach=pl.col("e").cum_max().shift(1).over("node")).with_columns(
-        piece=(pl.col("e") - pl.max_horizontal("s", pl.col("reach").fill_null(-np.inf))).clip(lower_bound=0.0)
-    )
-    comm = _dense(per_boundary(pieces, "s", pl.col("piece").sum()), "piece", cols, 0.0)[:, 1:]
+    node = np.concatenate([src, dst])
+    s, e = np.tile(start, 2), np.tile(end, 2)
+    lo = float(min(s.min(), bounds[0]))
+    stride = float(max(e.max(), bounds[-1])) - lo + 1.0
+    order = np.argsort(node * stride + (s - lo))
+    node, s, e = node[order], s[order], e[order]
+    offset = node * stride
+    reach = np.maximum.accumulate(e - lo + offset) - offset + lo  # latest end so far, per node
+    before = np.r_[-np.inf, reach[:-1]]
+    before[np.r_[True, node[1:] != node[:-1]]] = -np.inf
+    piece = np.clip(e - np.maximum(s, before), 0.0, None)
+    flat, ok = cells(node, s)
+    comm = np.bincount(flat[ok], weights=piece[ok], minlength=n_hosts * width).reshape(n_hosts, width)[:, 1:]
     comm[np.isnan(ready)] = np.nan
     return NodeTimeline(bounds, sync_end, compute, comm)
 
 
-def _dense(frame: pl.DataFrame, col: str, shape: tuple[int, int], fill: float) -> np.ndarray:
-    out = np.full(shape, fill, dtype=np.float64)
-    if not frame.is_empty():
-        out[frame["node"].to_numpy(), frame["it"].to_numpy()] = frame[col].to_numpy()
-    return out
+def _pipeline_work(
+    src: np.ndarray,
+    dst: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    bounds: np.ndarray,
+    peers: np.ndarray,
+    n_hosts: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per host and iteration: the time from input to send summed over its pipeline sends, and the end of its
+    last pipeline input (-inf without one).
+
+    A send answers the input that comes just before it in the schedule: the schedule is the peers' median
+    offset into the iteration of the same transfer (same peer groups, same n-th flow of the pair), so a peer's
+    late input does not make a punctual send look slow, nor a late send look punctual."""
+    k = len(bounds) - 1
+    work, last = np.zeros((n_hosts, k)), np.full((n_hosts, k), -np.inf)
+    it = np.searchsorted(bounds, start, side="left") - 1
+    inside = (it >= 0) & (it < k)
+    if not inside.any():
+        return work, last
+    it = it[inside]
+    flows = pl.DataFrame(
+        {
+            "src": src[inside],
+            "dst": dst[inside],
+            "start": start[inside],
+            "end": end[inside],
+            "it": it,
+            "offset": start[inside] - bounds[it],
+            "gs": peers[src[inside]],
+            "gd": peers[dst[inside]],
+        }
+    )
+    flows = flows.with_columns(slot=pl.col("start").rank("ordinal").over("it", "src", "dst")).with_columns(
+        planned=pl.col("offset").median().over("it", "gs", "gd", "slot")
+    )
+    inputs = flows.select(node="dst", it="it", planned="planned", arrived="end").sort("planned")
+    sends = flows.select(node="src", it="it", planned="planned", sent="start").sort("planned")
+    answered = sends.join_asof(
+        inputs,
+        on="planned",
+        by=["node", "it"],
+        strategy="backward",
+        allow_exact_matches=False,
+        check_sortedness=False,
+    )
+    node, its = answered["node"].to_numpy(), answered["it"].to_numpy()
+    since = np.fmax(bounds[its], answered["arrived"].fill_null(-np.inf).to_numpy())
+    gap = np.maximum(answered["sent"].to_numpy() - since, 0.0)
+    work += np.bincount(node * k + its, weights=gap, minlength=n_hosts * k).reshape(n_hosts, k)
+    final = inputs.group_by("node", "it").agg(pl.col("arrived").last())
+    last[final["node"].to_numpy(), final["it"].to_numpy()] = final["arrived"].to_numpy()
+    return work, last

@@ -34,6 +34,7 @@ STRAGGLER_MIN_SHARE = 0.3  # ... in at least this share of the node's iterations
 SLOW_LINK_MAX_RATIO = 0.75  # a pair is slow below 75% (or 4 sigma under) the median throughput of its kind
 TOP = 10
 KINDS = ("dp", "pp", "other", "light")
+EXACT_PEERS = 8  # groups smaller than this compare a node with the median of the others, without itself
 TINY_FLOW = 0.05  # a flow under 5% of its pair's median flow is a control message, not training traffic
 
 
@@ -193,9 +194,9 @@ def analyze_flows(bundle: Bundle) -> FlowFindings:
         dp_group[sync["src"].to_numpy()],
     )
     bounds = bursts.end[bursts.complete]
-    tl = node_timeline(bulk, bounds, len(table.hosts))
-    iterations = _iteration_stats(bursts, tl)
     peers = _peer_groups(structure, len(table.hosts))
+    tl = node_timeline(bulk, bounds, peers)
+    iterations = _iteration_stats(bursts, tl)
     found_stragglers = _stragglers(tl, peers, table.hosts)
     found_links = _slow_links(bulk, table.hosts)
     quiet = _silence(bulk, table, peers, iterations)
@@ -292,10 +293,10 @@ def _with_kind(frame: pl.DataFrame, edges: pl.DataFrame) -> pl.DataFrame:
 
 
 def _peer_groups(structure: Structure, n_hosts: int) -> np.ndarray:
-    """Per host, the id of the peers it is compared with: its DP group (same stage, same work) when that has
-    three or more hosts, else every host."""
+    """Per host, the id of the peers it is compared with: its DP group (same stage, same work), else every
+    host (no DP groups found)."""
     group = np.zeros(n_hosts, dtype=np.int64)
-    if structure.dp_groups and min(len(g) for g in structure.dp_groups) >= 3:
+    if structure.dp_groups:
         for gi, g in enumerate(structure.dp_groups, start=1):
             group[g] = gi
     return group
@@ -340,14 +341,18 @@ def _robust_sigma(x: np.ndarray) -> float:
 
 
 def compute_ratio(tl: NodeTimeline, peers: np.ndarray) -> np.ndarray:
-    """Each node's compute gap over the median of its peers' in the same iteration (hosts x iterations)."""
+    """Each node's compute gap over the median of its peers' (the other members of its group) in the same
+    iteration (hosts x iterations). Small groups leave the node itself out of the median exactly."""
     ratio = np.full_like(tl.compute, np.nan)
     for gid in np.unique(peers):
         members = np.flatnonzero(peers == gid)
-        block = tl.compute[members]
+        block = np.where(tl.compute[members] > 0, tl.compute[members], np.nan)
         with _nan_quiet():
-            med = np.nanmedian(np.where(block > 0, block, np.nan), axis=0)
-            ratio[members] = block / med
+            if len(members) >= EXACT_PEERS:
+                ratio[members] = block / np.nanmedian(block, axis=0)
+                continue
+            for i, n in enumerate(members):
+                ratio[n] = block[i] / np.nanmedian(np.delete(block, i, axis=0), axis=0)
     return ratio
 
 
@@ -706,7 +711,7 @@ def stragglers(source: FlowSource, top: int = 5) -> StragglerView:
     f = findings_of(source)
     basis = (
         "each node against the other nodes of its DP group (same pipeline stage)"
-        if f.parallelism.dp_groups and min(len(g) for g in f.parallelism.dp_groups) >= 3
+        if f.parallelism.dp_groups
         else "each node against all the job's nodes"
     )
     flagged = any(s.flagged for s in f.stragglers)
