@@ -367,3 +367,22 @@ def test_suite_generates_with_the_real_simulator_in_two_processes(tmp_path: Path
     run = run_cases([c for f in folders for c in find_cases(f, set_name="pair")], {"grep": BASELINES["grep"]})
     assert [s.fault for s in run.scores["grep"]] == ["nic_down", "cuda_oom"] and not run.skipped
     assert all(s.category_accuracy == 0.0 and s.error is None for s in run.scores["grep"])
+
+
+def test_llm_agent_usage_reaches_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from diagagent.config import Settings
+
+    def diagnose_with_llm(bundle: Bundle, settings: Settings) -> tuple[Diagnosis, dict]:
+        diagnosis = Diagnosis(job_id=bundle.job.job_id, category="framework",
+                              faulty_nodes=[NodeScore(host="node-002", score=1.0)])
+        return diagnosis, {"llm_calls": 4, "tokens_in": 9000, "tokens_out": 700}
+
+    fake = types.ModuleType("diagagent.agent")
+    fake.diagnose_with_llm = diagnose_with_llm  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "diagagent.agent", fake)
+    _tiny_case(tmp_path)
+    run = run_cases(find_cases(tmp_path), {"diagagent-llm": llm_predictor(Settings.load())})
+    data = eval_json(run, "diagagent-llm")
+    assert data["llm"] == {"llm_calls": 4.0, "tokens_in": 9000.0, "tokens_out": 700.0}
+    assert data["category_accuracy"] == 1.0 and data["nodes"]["top1"] == 1.0
+    assert data["per_case"][0]["tokens_out"] == 700 and data["baselines"] == {}
