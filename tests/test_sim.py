@@ -211,6 +211,24 @@ def test_the_root_error_is_buried_in_a_cascade_of_watchdog_timeouts(bundles: dic
         assert any(f"/{host}/" in r.file for r in b.truth.indicating_lines)
 
 
+def test_logs_mix_timestamp_formats_progress_bars_and_bad_bytes(bundles: dict[str, Path]) -> None:
+    from diagagent.telemetry import parse_timestamp
+
+    with Bundle.open(bundles["gpu_ecc_uncorrectable"]) as b:
+        texts = [line.text for lf in b.log_files for line in b.iter_log_lines(lf)]
+        assert any("\ufffd" in t for t in texts)
+        assert any(issue.problem.startswith("bytes that are not UTF-8") for issue in b.issues)
+        stamped = [t for t in texts if parse_timestamp(t, b.year) is not None]
+        assert len(stamped) > 20 and len(stamped) < len(texts)  # Python logging, glog, syslog, and lines with none
+        assert any(re.match(r"\[rank\d+\]:\[[EW]\d{4} ", t) for t in texts)
+        assert any(re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ", t) for t in texts)
+    raw = [p.read_bytes() for p in bundles["gpu_ecc_uncorrectable"].rglob("rank-0.log*")]
+    import gzip as _gzip
+
+    data = b"".join(_gzip.decompress(r) if r[:2] == b"\x1f\x8b" else r for r in raw)
+    assert b"\r" in data or b"Training epoch" in data or b"[Rank 0] step=" in data
+
+
 def test_node_crash_logs_just_end_on_the_faulty_node(bundles: dict[str, Path]) -> None:
     with Bundle.open(bundles["node_crash"]) as b:
         host = b.truth.faulty_nodes[0]

@@ -15,11 +15,11 @@ import numpy as np
 
 from diagagent.sim.frameworks import _SHAPES
 from diagagent.sim.incident import Incident
+from diagagent.sim.pipeline import DP_LEN, simulate_pipeline
 from diagagent.sim.plan import Plan
 
-FWD_END, BWD_END, DP_LEN, OPT_LEN = 0.38, 0.86, 0.11, 0.03
-PAIR_RATE = 45e9  # bytes/s between two hosts for pipeline traffic (all rails)
-RING_RATE = 160e9  # bytes/s per ring edge during the all-reduce burst
+PAIR_RATE = 45e9  # bytes/s of a pipeline transfer between two hosts (all rails)
+CHANNEL_RATE = 22e9  # bytes/s of one NCCL channel's flow on a ring edge during the all-reduce burst
 PER_PHASE = 2  # flow records per pipeline pair per phase (the collector aggregates micro-batches)
 
 
@@ -84,81 +84,67 @@ def _iteration_axes(plan: Plan, inc: Incident) -> tuple[np.ndarray, np.ndarray, 
     return starts, ends, nominal, slowed
 
 
-def _pipeline(fs: FlowSet, plan: Plan, inc: Incident, axes: tuple, rng: np.random.Generator) -> None:
-    lay = plan.layout
-    if lay.pp < 2:
-        return
-    starts, _ends, nominal, slowed = axes
-    nps = lay.nodes_per_stage
-    a = np.arange((lay.pp - 1) * nps)
-    b = a + nps
-    stage = a // nps
-    hidden = _SHAPES[plan.model][0]
-    micro = max(1, plan.global_batch // (lay.dp * plan.micro_batch))
-    act = plan.micro_batch * plan.seq_len * hidden * 2.0 * micro / PER_PHASE
-    k = starts.size
-    c = np.arange(PER_PHASE)
-    for src_nodes, dst_nodes, lo, hi, order in (
-        (a, b, 0.0, FWD_END, stage),
-        (b, a, FWD_END, BWD_END, lay.pp - 2 - stage),
-    ):
-        frac = lo + (hi - lo) * (c[None, :, None] + (order[None, None, :] + 1) / lay.pp) / (PER_PHASE + 1)
-        frac = np.broadcast_to(frac, (k, PER_PHASE, a.size)).copy()
-        for node, factor in inc.slow_nodes.items():
-            mask = (src_nodes == node)[None, None, :] & slowed[:, None, None]
-            frac = np.where(mask, frac * factor, frac)
-        for node, factor in inc.mild_slow_nodes.items():
-            frac = np.where((src_nodes == node)[None, None, :], frac * factor, frac)
-        t = starts[:, None, None] + frac * nominal[:, None, None] + rng.normal(0, 0.002, frac.shape)
-        size = act * rng.uniform(0.98, 1.02, frac.shape)
-        rate = np.full(frac.shape, PAIR_RATE)
-        for node, factor in inc.slow_link.items():
-            touch = ((src_nodes == node) | (dst_nodes == node))[None, None, :] & slowed[:, None, None]
-            rate = np.where(touch, rate / factor, rate)
-        src = np.broadcast_to(src_nodes[None, None, :], frac.shape)
-        dst = np.broadcast_to(dst_nodes[None, None, :], frac.shape)
-        fs.add(t, size / rate, src, dst, size, 4791, rng)
-
-
-def _data_parallel(
+def _training(
     fs: FlowSet, plan: Plan, inc: Incident, axes: tuple, rng: np.random.Generator, complete: int
 ) -> None:
+    """Pipeline sends between adjacent stages and each stage's gradient all-reduce ring, from the causal model.
+
+    A ring edge starts when both ends are ready (their backward done); a congested link carries the same bytes
+    more slowly, on the all-reduce and on the pipeline."""
     lay = plan.layout
+    starts, _ends, nominal, slowed = axes
+    factor = _compute_factor(plan, inc, slowed)
+    times = simulate_pipeline(factor, lay.pp, plan.microbatches if lay.pp > 1 else 2, PER_PHASE)
+    t0, span = starts[:, None], nominal[:, None]
     nps = lay.nodes_per_stage
-    if nps < 2 or complete == 0:
-        return
-    starts, ends, nominal, slowed = (x[:complete] for x in axes)
-    members = np.arange(lay.nodes)
-    nxt = (members // nps) * nps + (members % nps + 1) % nps
-    src, dst = members, nxt
-    if nps == 2:
-        src, dst = members, nxt  # a two-node ring still sends both ways
-    grad_bytes = plan.params_b * 1e9 / lay.pp * 2.0 * 2.0 * (nps - 1) / nps / 2  # two channels
-    k = starts.size
-    for channel in range(2):
-        dur = np.broadcast_to((DP_LEN * nominal)[:, None], (k, src.size)).copy()
-        begin = ends[:, None] - (DP_LEN + OPT_LEN) * nominal[:, None] + np.zeros((1, src.size))
-        for node, factor in inc.slow_link.items():
-            stage_of = members // nps
-            in_stage = (stage_of == node // nps)[None, :] & slowed[:, None]
-            touch = ((src == node) | (dst == node))[None, :] & slowed[:, None]
-            longer = DP_LEN * nominal[:, None] * factor
-            dur = np.where(touch, longer, dur)
-            dur = np.where(in_stage & ~touch, longer * 0.97, dur)
-            begin = np.where(in_stage, ends[:, None] - OPT_LEN * nominal[:, None] - longer, begin)
-            lower = starts[:, None] + BWD_END * nominal[:, None]
-            begin = np.where(in_stage, np.maximum(begin, lower), begin)
-        begin = begin + rng.normal(0, 0.002, begin.shape) + channel * 0.0005
-        size = grad_bytes * rng.uniform(0.995, 1.005, begin.shape)
+    link = np.ones(factor.shape)
+    for node, slower in inc.slow_link.items():
+        link[slowed, node] = slower
+    hidden = _SHAPES[plan.model][0]
+    act = plan.micro_batch * plan.seq_len * hidden * 2.0  # one micro-batch's activations (or their gradients)
+    for send in times.sends:
+        src = np.arange(send.stage * nps, (send.stage + 1) * nps)
+        dst = src + nps if send.forward else src - nps
+        begin = t0 + send.start * span + rng.normal(0, 0.0005, send.start.shape)
+        dur = act / PAIR_RATE * np.maximum(link[:, src], link[:, dst]) * rng.uniform(0.95, 1.05, begin.shape)
         fs.add(
             begin,
-            dur * rng.uniform(0.97, 1.03, dur.shape),
+            dur,
             np.broadcast_to(src, begin.shape),
             np.broadcast_to(dst, begin.shape),
-            size,
+            act * rng.uniform(0.98, 1.02, begin.shape),
             4791,
             rng,
         )
+    if nps < 2 or complete == 0:
+        return
+    src = np.arange(lay.nodes)
+    dst = (src // nps) * nps + (src % nps + 1) % nps
+    ready = times.ready[:complete]
+    t0, span = t0[:complete], span[:complete]
+    begin = t0 + np.maximum(ready[:, src], ready[:, dst]) * span
+    dur = DP_LEN * span * np.maximum(link[:complete, src], link[:complete, dst])
+    size = CHANNEL_RATE * DP_LEN * span * np.ones((1, src.size))
+    for channel in range(2):
+        fs.add(
+            begin + channel * 0.0005 + rng.normal(0, 0.001, begin.shape),
+            dur * rng.uniform(0.98, 1.02, dur.shape),
+            np.broadcast_to(src, begin.shape),
+            np.broadcast_to(dst, begin.shape),
+            size * rng.uniform(0.995, 1.005, begin.shape),
+            4791,
+            rng,
+        )
+
+
+def _compute_factor(plan: Plan, inc: Incident, slowed: np.ndarray) -> np.ndarray:
+    """Iterations x nodes: how much longer each node computes (the straggler once slowed, the mild one always)."""
+    out = np.ones((slowed.size, plan.layout.nodes))
+    for node, factor in inc.mild_slow_nodes.items():
+        out[:, node] = factor
+    for node, factor in inc.slow_nodes.items():
+        out[slowed, node] = factor
+    return out
 
 
 def _background(
@@ -268,23 +254,30 @@ def flow_file(plan: Plan, inc: Incident, t_end: float) -> tuple[str, bytes]:
     rng = np_rng(plan, "flows")
     stop = inc.t_fault if inc.outcome != "slow" else t_end
     if inc.stage != "init":
-        axes = _iteration_axes(plan, inc)
-        _pipeline(fs, plan, inc, axes, rng)
-        _data_parallel(fs, plan, inc, axes, rng, inc.schedule.done)
+        _training(fs, plan, inc, _iteration_axes(plan, inc), rng, inc.schedule.done)
     _background(fs, plan, inc, t_end, rng, stop)
     cols = [np.concatenate([p[i] for p in fs.parts]) for i in range(7)]
     fs.parts.clear()
     job_traffic = cols[0] < stop
-    keeps_going = (cols[5] == 9100) | ((cols[5] == 4791) & (cols[2] >= plan.layout.nodes))  # monitoring, tenant
+    keeps_going = (cols[5] == 9100) | (
+        (cols[5] == 4791) & (cols[2] >= plan.layout.nodes)
+    )  # monitoring, tenant
     keep = (job_traffic | keeps_going) & (cols[0] < t_end)
     order = np.argsort(np.where(keep, cols[0], np.inf), kind="stable")[: int(keep.sum())]
     cols = [c[order] for c in cols]
     ip_table = pa.array(fs.ips, pa.string())
-    table = pa.table({
-        "start": np.round(cols[0], 6), "end": np.round(np.maximum(cols[1], cols[0]), 6),
-        "src_ip": ip_table.take(pa.array(cols[2])), "dst_ip": ip_table.take(pa.array(cols[3])),
-        "src_port": cols[4], "dst_port": cols[5], "bytes": cols[6], "packets": np.maximum(1, cols[6] // 4096),
-    })
+    table = pa.table(
+        {
+            "start": np.round(cols[0], 6),
+            "end": np.round(np.maximum(cols[1], cols[0]), 6),
+            "src_ip": ip_table.take(pa.array(cols[2])),
+            "dst_ip": ip_table.take(pa.array(cols[3])),
+            "src_port": cols[4],
+            "dst_port": cols[5],
+            "bytes": cols[6],
+            "packets": np.maximum(1, cols[6] // 4096),
+        }
+    )
     buf = io.BytesIO()
     if plan.env.flow_format == "parquet":
         import pyarrow.parquet as pq

@@ -191,13 +191,13 @@ def noise_events(plan: Plan, inc: Incident, t_end: float) -> dict[int, list[Even
     faulty = set(inc.faulty_nodes)
     healthy = [n for n in range(lay.nodes) if n not in faulty] or [0]
     span = max(1.0, t_end - sched.t_train)
-    count = max(3, int(lay.nodes * span / 900.0))
+    count = max(5, int(lay.nodes * span / 900.0))  # every kind at least once
     out: dict[int, list[Event]] = {}
-    for _ in range(count):
+    for i in range(count):
         node = rng.choice(healthy)
         rank = node * lay.gpus_per_node + rng.randrange(lay.gpus_per_node)
         ts = sched.t_train + rng.uniform(0.0, span)
-        kind = rng.randrange(5)
+        kind = i % 5
         if kind == 0:
             shard = rng.randrange(4096)
             lines = [

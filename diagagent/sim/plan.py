@@ -154,6 +154,11 @@ class Plan:
     def world(self) -> int:
         return self.layout.world
 
+    @property
+    def microbatches(self) -> int:
+        """Micro-batches per iteration on each pipeline."""
+        return max(1, self.global_batch // max(1, self.layout.dp * self.micro_batch))
+
     def host(self, rank: int) -> str:
         return self.layout.hosts[self.layout.node_of(rank)]
 
@@ -308,7 +313,7 @@ def build_schedule(
         if k == 0:
             dur *= 2.6  # first iteration: allocator warm-up, NCCL lazy connects
         if slow_from is not None and k >= slow_from:
-            dur *= slow_factor * (1.0 + rng.gauss(0.0, 0.02))
+            dur *= slow_factor * (1.0 + abs(rng.gauss(0.0, 0.01)))
         sched.starts.append(t)
         t += dur
         sched.ends.append(t)

@@ -79,7 +79,7 @@ def _herrings(plan: Plan, inc: Incident) -> dict[int, str]:
     herrings = dict(zip(picks, kinds, strict=False))
     for node, kind in herrings.items():
         if kind == "slow":
-            inc.mild_slow_nodes[node] = rng.uniform(1.03, 1.06)
+            inc.mild_slow_nodes[node] = rng.uniform(1.008, 1.02)
     return herrings
 
 

@@ -102,9 +102,9 @@ def crash_in_training(
 
 
 def slow_job(ctx: Ctx, node: int, cause: str, job_factor: float, **kw: object) -> Incident:
-    """The job slows by `job_factor` from an iteration 35-60% into the window and is captured while still slow."""
+    """The job slows by `job_factor` from an iteration 15-40% into the window and is captured while still slow."""
     n = ctx.window()
-    slow_from = max(1, int(n * ctx.rng.uniform(0.35, 0.6)))
+    slow_from = max(1, int(n * ctx.rng.uniform(0.15, 0.4)))
     sched = build_schedule(ctx.plan, start_time(ctx.plan.seed), n, slow_from, job_factor)
     inc = incident(
         ctx,

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from diagagent.sim.hardware import gpu_pci, gpu_pci_full
 from diagagent.sim.incident import Death, Event, Incident
-from diagagent.sim.stories.common import Ctx, crash_in_training, cuda_error_lines, incident, kernel, slow_job
+from diagagent.sim.pipeline import slowdown
+from diagagent.sim.stories.common import (
+    Ctx,
+    crash_in_training,
+    cuda_error_lines,
+    incident,
+    kernel,
+    slow_job,
+)
 
 
 def _cuda_crash(ctx: Ctx, message: str, cause: str, nccl_warn: bool = True) -> tuple[Incident, int, int]:
@@ -143,7 +151,7 @@ def gpu_straggler(ctx: Ctx) -> Incident:
         ctx,
         node,
         f"GPU {gpu} of {ctx.layout.hosts[node]} throttles (HW thermal slowdown) and slows every iteration",
-        1.0 + (node_factor - 1.0) * 0.85,
+        slowdown(ctx.layout.pp, ctx.plan.microbatches, ctx.layout.stage_of(node), compute=node_factor),
         slow_nodes={node: node_factor},
     )
     health = inc.node_health(node)

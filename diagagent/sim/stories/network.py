@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from diagagent.sim.hardware import hca_name, hca_pci, rail_of_gpu
 from diagagent.sim.incident import Death, Event, Incident
-from diagagent.sim.stories.common import Ctx, crash_in_training, incident, kernel, slow_job
+from diagagent.sim.pipeline import slowdown
+from diagagent.sim.stories.common import (
+    Ctx,
+    crash_in_training,
+    incident,
+    kernel,
+    slow_job,
+)
 
 
 def ib_completion_error(ctx: Ctx, rank: int, peer_ip: str, hca: int, ts: float, send: bool) -> list[Event]:
@@ -113,7 +120,7 @@ def slow_link(ctx: Ctx) -> Incident:
         node,
         f"congested switch port on {ctx.layout.hosts[node]} ({hca_name(hca)}) slows its "
         f"traffic and every iteration",
-        1.0 + (link_factor - 1.0) * 0.12,
+        slowdown(ctx.layout.pp, ctx.plan.microbatches, ctx.layout.stage_of(node), link=link_factor),
         slow_link={node: link_factor},
     )
     health = inc.node_health(node)
