@@ -21,45 +21,58 @@ CONVENTIONS = Path(__file__).resolve().parent.parent / "docs" / "conventions.md"
 
 # Real-format lines (full, with their prefixes), each with the fault whose schema must come first.
 REAL_LINES = [
-    ("[Fri Nov 20 10:00:58 2026] NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, name=python, DBE (double bit error)",
+    (("[Fri Nov 20 10:00:58 2026] NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, name=python, DBE (double bit error)"),
      "gpu_ecc_uncorrectable"),
-    ("[12.5] NVRM: Xid (PCI:0000:01:00): 95, pid=7062, Uncontained: LTC TAG (0x2,0x0). RST: Yes, D-RST: No",
+    (("[12.5] NVRM: Xid (PCI:0000:01:00): 95, pid=7062, Uncontained: LTC TAG (0x2,0x0). RST: Yes, D-RST: No"),
      "gpu_ecc_uncorrectable"),
-    ("Nov 20 10:00:58 node-017 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, "
-     "GPU has fallen off the bus.", "gpu_fell_off_bus"),
-    ("kernel: NVRM: Xid (PCI:0000:b9:00): 74, pid=<unknown>, name=<unknown>, NVLink: fatal error detected on link "
-     "6(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)", "nvlink_error"),
-    ("NVRM: Xid (PCI:0000:3b:00): 64, pid='<unknown>', name=<unknown>, Row Remapper Error: (0x00000002eebc4100) - "
-     "All reserved rows for bank are remapped", "gpu_row_remap_failure"),
-    ("kernel: [16450076.435595] NVRM: Xid (PCI:0002:00:00): 119, pid=1582259, name=nvc:[driver], Timeout after 6s "
-     "of waiting for RPC response from GPU1 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).",
+    (("Nov 20 10:00:58 node-017 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, "
+     "GPU has fallen off the bus."),
+     "gpu_fell_off_bus"),
+    (("kernel: NVRM: Xid (PCI:0000:b9:00): 74, pid=<unknown>, name=<unknown>, NVLink: fatal error detected on link "
+     "6(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)"),
+     "nvlink_error"),
+    (("NVRM: Xid (PCI:0000:3b:00): 64, pid='<unknown>', name=<unknown>, Row Remapper Error: (0x00000002eebc4100) - "
+     "All reserved rows for bank are remapped"),
+     "gpu_row_remap_failure"),
+    (("kernel: [16450076.435595] NVRM: Xid (PCI:0002:00:00): 119, pid=1582259, name=nvc:[driver], Timeout after 6s "
+     "of waiting for RPC response from GPU1 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8)."),
      "gpu_gsp_timeout"),
-    ("node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer 10.2.0.5<33092> "
-     "with error 12, opcode 0, len 0, vendor err 129 (Recv)", "ib_transport_retry_exceeded"),
-    ("[rank12]:[E1120 10:01:02.123456 ProcessGroupNCCL.cpp:683] [Rank 12] Watchdog caught collective operation "
+    (("node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer 10.2.0.5<33092> "
+     "with error 12, opcode 0, len 0, vendor err 129 (Recv)"),
+     "ib_transport_retry_exceeded"),
+    (("[rank12]:[E1120 10:01:02.123456 ProcessGroupNCCL.cpp:683] [Rank 12] Watchdog caught collective operation "
      "timeout: WorkNCCL(SeqNum=78, OpType=ALLREDUCE, NumelIn=80, NumelOut=80, Timeout(ms)=600000) ran for 600096 "
-     "milliseconds before timing out.", "nccl_watchdog_timeout"),
-    ("[Tue Nov 24 03:11:09 2026] Out of memory: Killed process 48213 (python3) total-vm:1191835648kB, "
-     "anon-rss:231178828kB, file-rss:512000kB, shmem-rss:0kB, UID:1001 pgtables:452000kB oom_score_adj:0",
+     "milliseconds before timing out."),
+     "nccl_watchdog_timeout"),
+    (("[Tue Nov 24 03:11:09 2026] Out of memory: Killed process 48213 (python3) total-vm:1191835648kB, "
+     "anon-rss:231178828kB, file-rss:512000kB, shmem-rss:0kB, UID:1001 pgtables:452000kB oom_score_adj:0"),
      "host_oom_killed"),
-    ("slurmstepd: error: *** JOB 918273 ON node-031 CANCELLED AT 2026-11-20T10:12:00 DUE TO PREEMPTION ***",
+    (("slurmstepd: error: *** JOB 918273 ON node-031 CANCELLED AT 2026-11-20T10:12:00 DUE TO PREEMPTION ***"),
      "scheduler_preemption"),
-    ("[default3]:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity "
-     "of 79.15 GiB of which 1.02 GiB is free.", "cuda_oom"),
-    ("[rank0]: ModuleNotFoundError: No module named 'flash_attn'", "user_import_error"),
-    ("RuntimeError: t == DeviceType::CUDA INTERNAL ASSERT FAILED at \"/opt/pytorch/c10/cuda/impl/CUDAGuardImpl.h\":"
-     "28, please report a bug to PyTorch.", "pytorch_internal_assert"),
-    ("pcieport 0000:00:03.1: AER: Uncorrected (Fatal) error received: 0000:3b:00.0", "pcie_aer_error"),
-    ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [node-001]:29500 "
-     "(errno: 111 - Connection refused).", "c10d_store_unreachable"),
-    ("RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory",
+    (("[default3]:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity "
+     "of 79.15 GiB of which 1.02 GiB is free."),
+     "cuda_oom"),
+    (("[rank0]: ModuleNotFoundError: No module named 'flash_attn'"),
+     "user_import_error"),
+    (("RuntimeError: t == DeviceType::CUDA INTERNAL ASSERT FAILED at \"/opt/pytorch/c10/cuda/impl/CUDAGuardImpl.h\":"
+     "28, please report a bug to PyTorch."),
+     "pytorch_internal_assert"),
+    (("pcieport 0000:00:03.1: AER: Uncorrected (Fatal) error received: 0000:3b:00.0"),
+     "pcie_aer_error"),
+    (("[W socket.cpp:663] [c10d] The client socket has failed to connect to [node-001]:29500 "
+     "(errno: 111 - Connection refused)."),
+     "c10d_store_unreachable"),
+    (("RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory"),
      "checkpoint_corrupt"),
-    ("../aten/src/ATen/native/cuda/Indexing.cu:1290: indexSelectLargeIndex: block: [264,0,0], thread: [64,0,0] "
-     "Assertion `srcIndex < srcSelectDimSize` failed.", "tokenizer_vocab_mismatch"),
-    ("RuntimeError: DataLoader worker (pid 81234) is killed by signal: Bus error. It is possible that dataloader's "
-     "workers are out of shared memory.", "dataloader_worker_killed"),
-    ("Kernel panic - not syncing: Fatal machine check", "node_crash"),
-    ("  Warning: Failed to pull image \"nvcr.io/nvidia/pytorch:24.10-py3\": rpc error: code = Unknown", 
+    (("../aten/src/ATen/native/cuda/Indexing.cu:1290: indexSelectLargeIndex: block: [264,0,0], thread: [64,0,0] "
+     "Assertion `srcIndex < srcSelectDimSize` failed."),
+     "tokenizer_vocab_mismatch"),
+    (("RuntimeError: DataLoader worker (pid 81234) is killed by signal: Bus error. It is possible that dataloader's "
+     "workers are out of shared memory."),
+     "dataloader_worker_killed"),
+    (("Kernel panic - not syncing: Fatal machine check"),
+     "node_crash"),
+    (("  Warning: Failed to pull image \"nvcr.io/nvidia/pytorch:24.10-py3\": rpc error: code = Unknown"),
      "container_image_pull_failure"),
 ]
 
@@ -149,9 +162,8 @@ def test_real_lines_retrieve_their_schema_first(seeded: SchemaCache, line: str, 
 
 
 def test_hits_carry_scores_and_convert_to_schema_matches(seeded: SchemaCache) -> None:
-    hits = seeded.search(["RuntimeError: CUDA error: uncorrectable ECC error encountered",
-                          "NVRM: Xid (PCI:0000:3b:00): 94, pid=77, name=python3, Contained: SM (0x1). RST: No, "
-                          "D-RST: No"], k=5)
+    xid94 = "NVRM: Xid (PCI:0000:3b:00): 94, pid=77, name=python3, Contained: SM (0x1). RST: No, D-RST: No"
+    hits = seeded.search(["RuntimeError: CUDA error: uncorrectable ECC error encountered", xid94], k=5)
     assert len(hits) == 5
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     top = hits[0]
@@ -288,3 +300,13 @@ def test_kb_cli_list_show_search_add_export_import(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "site-bmc-reset.yaml").is_file()
     imported = runner.invoke(app, ["kb", "import", str(tmp_path / "out")])
     assert imported.exit_code == 0 and "added 0" in imported.stdout
+
+
+def test_a_watchdog_storm_does_not_drown_the_root_line(seeded: SchemaCache) -> None:
+    watchdog = [f"[rank{r}]:[E1120 10:11:02.1 ProcessGroupNCCL.cpp:683] [Rank {r}] Watchdog caught collective operation "
+                f"timeout: WorkNCCL(SeqNum=78, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+                f"600096 milliseconds before timing out." for r in (1, 2, 3, 4)]
+    xid = "[Fri Nov 20 10:00:58 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus."
+    assert seeded.search(watchdog + [xid], k=1)[0].fault == "gpu_fell_off_bus"
+    alone = seeded.search(watchdog, k=1)[0]
+    assert alone.fault == "nccl_watchdog_timeout" and alone.failure_schema.cascade

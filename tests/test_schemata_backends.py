@@ -15,6 +15,7 @@ import time
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -27,7 +28,7 @@ XID79 = "NVRM: Xid (PCI:0000:18:00): 79, pid=1234, name=python3, GPU has fallen 
 
 
 def _run_python(code: str, timeout: float = 60.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=False,
                           timeout=timeout, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
 
 
@@ -129,9 +130,9 @@ def test_chroma_server_through_http_client(chroma_server: str, tmp_path: Path) -
 
 
 class _EmbeddingsHandler(BaseHTTPRequestHandler):
-    requests: list[dict] = []
+    requests: ClassVar[list[dict]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server API)
+    def do_POST(self) -> None:  # http.server's handler name
         from diagagent.schemata.embeddings import HashingEmbedding
 
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -181,7 +182,8 @@ def test_minilm_embedding_offline(tmp_path: Path) -> None:
 
     a, b, c = MiniLMEmbedding()(["NCCL watchdog timeout on allreduce",
                                  "collective operation timed out by the NCCL watchdog", "the cat sat on the mat"])
-    assert float(a @ b) > 0.6 > 0.1 > float(a @ c)
+    assert float(a @ b) > 0.6
+    assert float(a @ c) < 0.1
     knowledge = tmp_path / "knowledge" / "schemata"  # a few seeds: the numpy forward pass is slow on 2 cores
     knowledge.mkdir(parents=True)
     seeds = {s.id: s for s in read_schemata_dir(packaged_content_dir("knowledge") / "schemata")}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,12 +26,16 @@ if TYPE_CHECKING:
 
 SEED_FINGERPRINT_KEY = "seed_fingerprint"
 FORMAT_VERSION = 1
-# score = OVERLAP_WEIGHT * template_overlap + SIMILARITY_WEIGHT * similarity + outcome prior - counter-examples
-OVERLAP_WEIGHT = 0.7
-SIMILARITY_WEIGHT = 0.3
+# score = overlap + SIMILARITY_WEIGHT * similarity * (1 - overlap) + outcome prior, less counter-examples: the
+# templates explain what they can, the embedding speaks for the evidence they leave unexplained.
+SIMILARITY_WEIGHT = 0.5
+Fusion = Literal["both", "similarity", "templates"]
 PRIOR_WEIGHT = 0.03
 COUNTER_EXAMPLE_PENALTY = 0.5
+CASCADE_DEMOTION = 0.5  # a cascade schema's score is scaled by this when a root schema explains the evidence well
+ROOT_EXPLAINS = 0.5
 CANDIDATES = 30  # per retrieval channel (vector top-n, overlap top-n)
+RECHECK_S = 1.0  # how often search() asks the store whether another client changed it
 MAX_QUERY_CHARS = 8000
 
 
@@ -114,7 +119,10 @@ class SchemaCache:
         self.settings = settings
         self.batch_size = int(client.get_max_batch_size())
         self._mirror: dict[str, FailureSchema] | None = None
+        self._vectors: dict[str, np.ndarray] = {}
         self._index: TemplateIndex | None = None
+        self._checked_at = 0.0
+        self.fusion: Fusion = "both"  # "similarity" / "templates": one signal alone, for measuring each
 
     # ---- opening -------------------------------------------------------------------------------------------
 
@@ -173,10 +181,14 @@ class SchemaCache:
 
     # ---- reading -------------------------------------------------------------------------------------------
 
-    def _read_all(self, collection: Any) -> Iterator[FailureSchema]:
+    def _read_all(self, collection: Any, vectors: dict[str, np.ndarray] | None = None) -> Iterator[FailureSchema]:
+        """Every schema in `collection`; with `vectors`, their stored embeddings are collected into it too."""
         total = collection.count()
+        include = ["metadatas", "embeddings"] if vectors is not None else ["metadatas"]
         for offset in range(0, total, self.batch_size):
-            got = collection.get(include=["metadatas"], limit=self.batch_size, offset=offset)
+            got = collection.get(include=include, limit=self.batch_size, offset=offset)
+            if vectors is not None:
+                vectors.update(zip(got["ids"], np.asarray(got["embeddings"], dtype=np.float32)))
             for meta in got["metadatas"]:
                 yield FailureSchema.model_validate_json(meta["schema"])
 
@@ -189,14 +201,19 @@ class SchemaCache:
         return out
 
     def _schemata(self) -> dict[str, FailureSchema]:
-        """The in-process mirror of the collection (reloaded when another client changed its size)."""
+        """The in-process mirror of the collection, with its vectors; reloaded when another client changed its size
+        (checked at most every RECHECK_S seconds). The store stays the truth: get() and learn() read it."""
+        now = time.monotonic()
+        if self._mirror is not None and now - self._checked_at < RECHECK_S:
+            return self._mirror
+        self._checked_at = now
         if self._mirror is None or len(self._mirror) != self.collection.count():
-            self._mirror = {s.id: s for s in self._read_all(self.collection)}
+            self._vectors = {}
+            self._mirror = {s.id: s for s in self._read_all(self.collection, self._vectors)}
             self._index = None
         return self._mirror
 
-    def _template_index(self) -> TemplateIndex:
-        schemata = self._schemata()
+    def _template_index(self, schemata: dict[str, FailureSchema]) -> TemplateIndex:
         if self._index is None:
             self._index = TemplateIndex(list(schemata.values()))
         return self._index
@@ -219,6 +236,9 @@ class SchemaCache:
             self.collection.upsert(ids=list(ids), documents=list(docs), metadatas=list(metas))
         if self._mirror is not None:
             self._mirror.update({s.id: s for s in schemata})
+            for chunk in _chunks([s.id for s in schemata], self.batch_size):
+                got = self.collection.get(ids=chunk, include=["embeddings"])
+                self._vectors.update(zip(got["ids"], np.asarray(got["embeddings"], dtype=np.float32)))
         self._index = None
 
     def add(self, schema: FailureSchema, *, replace: bool = False) -> FailureSchema:
@@ -266,49 +286,50 @@ class SchemaCache:
         schemata = self._schemata()
         if not schemata:
             return []
-        index = self._template_index()
+        index = self._template_index(schemata)
         overlap = index.overlap(lines)
-        position = {sid: i for i, sid in enumerate(index.ids)}
+        position = index.position
         query_vec = np.asarray(self.embedder(["\n".join(lines)[:MAX_QUERY_CHARS]])[0], dtype=np.float32)
-        similarity = self._vector_candidates(query_vec, category)
-        by_overlap = [index.ids[i] for i in np.argsort(-overlap.per_schema)[:CANDIDATES] if overlap.per_schema[i] > 0]
+        similarity = self._vector_candidates(query_vec, category, len(schemata))
+        per_schema = overlap.per_schema
+        top = np.argpartition(-per_schema, CANDIDATES)[:CANDIDATES] if len(per_schema) > CANDIDATES else \
+            np.arange(len(per_schema))
+        by_overlap = [index.ids[i] for i in top if per_schema[i] > 0]
         candidates = [sid for sid in dict.fromkeys([*similarity, *by_overlap])
                       if category is None or schemata[sid].category == category]
-        missing = [sid for sid in candidates if sid not in similarity]
-        similarity.update(self._similarities(query_vec, missing))
-        masked = {mask_line(ln) for ln in lines} - {""}
+        similarity.update({sid: float(self._vectors[sid] @ query_vec) for sid in candidates
+                           if sid not in similarity and sid in self._vectors})
+        masked: set[str] | None = None
+        root_overlap = max((float(per_schema[position[sid]]) for sid in candidates if not schemata[sid].cascade),
+                           default=0.0) if self.fusion != "similarity" else 0.0
         scored = []
         for sid in candidates:
             schema = schemata[sid]
-            ov = float(overlap.per_schema[position[sid]])
-            sim = max(0.0, similarity.get(sid, 0.0))
-            score = OVERLAP_WEIGHT * ov + SIMILARITY_WEIGHT * sim + _prior(schema)
-            score *= 1.0 - COUNTER_EXAMPLE_PENALTY * _counter_overlap(schema, masked)
+            ov = float(per_schema[position[sid]]) if self.fusion != "similarity" else 0.0
+            sim = max(0.0, similarity.get(sid, 0.0)) if self.fusion != "templates" else 0.0
+            score = ov + SIMILARITY_WEIGHT * sim * (1.0 - ov) + _prior(schema)
+            if schema.cascade and overlap.root_explained and root_overlap >= ROOT_EXPLAINS:
+                score *= CASCADE_DEMOTION
+            if schema.counter_examples:
+                masked = masked if masked is not None else {mask_line(ln) for ln in lines} - {""}
+                score *= 1.0 - COUNTER_EXAMPLE_PENALTY * _counter_overlap(schema, masked)
             scored.append((score, sim, ov, sid))
         scored.sort(key=lambda x: (-x[0], x[3]))
-        fresh = self._get_many([sid for *_, sid in scored[:k]])
         hits = []
         for score, sim, ov, sid in scored[:k]:
             matched = [MatchedLine(text=lines[m.line], template=m.template, score=round(m.score, 4))
                        for m in overlap.matches(position[sid])[:5]]
-            hits.append(SchemaHit(failure_schema=fresh.get(sid, schemata[sid]), score=round(score, 4),
+            hits.append(SchemaHit(failure_schema=schemata[sid], score=round(score, 4),
                                   similarity=round(sim, 4), template_overlap=round(ov, 4), matched_lines=matched))
         return hits
 
-    def _vector_candidates(self, query_vec: np.ndarray, category: str | None) -> dict[str, float]:
-        n = min(CANDIDATES, self.count())
+    def _vector_candidates(self, query_vec: np.ndarray, category: str | None, count: int) -> dict[str, float]:
+        n = min(CANDIDATES, count)
         if n == 0:
             return {}
         res = self.collection.query(query_embeddings=[query_vec.tolist()], n_results=n,
                                     where={"category": category} if category else None, include=["distances"])
         return {sid: 1.0 - float(d) for sid, d in zip(res["ids"][0], res["distances"][0])}
-
-    def _similarities(self, query_vec: np.ndarray, ids: list[str]) -> dict[str, float]:
-        if not ids:
-            return {}
-        got = self.collection.get(ids=ids, include=["embeddings"])
-        vectors = np.asarray(got["embeddings"], dtype=np.float32)
-        return {sid: float(v @ query_vec) for sid, v in zip(got["ids"], vectors)}
 
     # ---- learning ------------------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ hashing (default, no model files), minilm (numpy forward pass over the `gt-all-m
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import zlib
 from pathlib import Path
@@ -41,7 +42,7 @@ class HashingEmbedding(EmbeddingFunction[Documents]):
         out = np.zeros((len(input), self.dim), dtype=np.float32)
         for row, text in enumerate(input):
             words = _WORD.findall(text.lower())
-            for feature in words + [f"{a} {b}" for a, b in zip(words, words[1:])]:
+            for feature in words + [f"{a} {b}" for a, b in itertools.pairwise(words)]:
                 h = zlib.crc32(feature.encode())
                 out[row, h % self.dim] += 1.0 if (h >> 31) & 1 else -1.0
         return _unit(np.sign(out) * np.log1p(np.abs(out)))

@@ -1,4 +1,4 @@
-"""Learning from operators: a confirmed diagnosis becomes a schema or strengthens one; a rejected one is a counter-example.
+"""Learning from operators: a confirmed diagnosis makes or strengthens a schema; a rejected one is a counter-example.
 
 Pure functions over a SchemaCache's reads; the cache writes the result in one upsert (atomic under SIGKILL).
 """

@@ -18,16 +18,16 @@ _TOKEN = re.compile(r"[a-z]+|\d+")
 # generic templates count less, and of two templates that both match a line the more specific one wins.
 SPECIFICITY_SCALE = 8.0
 # Partial matches: containment c of the template's weighted tokens scores c ** PARTIAL_POWER.
-PARTIAL_POWER = 3.0
+PARTIAL_POWER = 4.0
 # A line counts towards the overlap only if some schema explains it at least this well.
-INFORMATIVE_LINE = 0.15
+INFORMATIVE_LINE = 0.3
 UNORDERED_FULL = 0.8  # every token present but not in the template's order
 MAX_LINES = 200
 MAX_LINE_CHARS = 2000
 
 _MASKS = [
-    (re.compile(r"\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2}\b"),
-     WILDCARD),
+    (re.compile(r"\b(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?"
+                r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2}\b"), WILDCARD),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), WILDCARD),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), WILDCARD),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), WILDCARD),
@@ -86,6 +86,7 @@ class Overlap:
     best: np.ndarray | None = None  # lines x schemata: the best template score
     best_template: np.ndarray | None = None  # lines x schemata: which template (index) gave it
     templates: list[str] = field(default_factory=list)
+    root_explained: bool = False  # some line is explained better by a root schema than by any cascade schema
 
     def matches(self, schema_index: int) -> list[LineMatch]:
         """The evidence lines this schema explains, best first."""
@@ -104,6 +105,7 @@ class TemplateIndex:
         from scipy.sparse import csr_matrix
 
         self.ids = [s.id for s in schemata]
+        self.cascade = np.asarray([s.cascade for s in schemata], dtype=bool)
         self.templates: list[str] = []
         owners: list[int] = []
         token_lists: list[list[str]] = []
@@ -131,6 +133,8 @@ class TemplateIndex:
         self.vocab = vocab
         self.matrix = csr_matrix((np.asarray(vals, dtype=np.float32), (rows, cols)),
                                  shape=(len(token_lists), max(len(vocab), 1)))
+        self.by_token = self.matrix.T.tocsr()  # tokens x templates: what a query line multiplies
+        self.position = {sid: i for i, sid in enumerate(self.ids)}
         self.weight = np.asarray(self.matrix.sum(axis=1)).ravel()
         self.specificity = 1.0 - np.exp(-self.weight / SPECIFICITY_SCALE)
         self._regex: dict[int, re.Pattern[str]] = {}
@@ -161,12 +165,14 @@ class TemplateIndex:
                     cols.append(c)
         query = csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
                            shape=(len(lines), self.matrix.shape[1]))
-        hits = (query @ self.matrix.T).tocoo()  # lines x templates, matched weight
+        hits = (query @ self.by_token).tocoo()  # lines x templates, matched weight
         best = np.zeros((len(lines), n_schemata), dtype=np.float32)
         best_template = np.full((len(lines), n_schemata), -1, dtype=np.int64)
         if hits.nnz:
             containment = hits.data / self.weight[hits.col]
             score = np.power(containment, PARTIAL_POWER) * self.specificity[hits.col]
+            keep = score >= 0.01  # a common word or two in common: not worth carrying
+            hits.row, hits.col, containment, score = hits.row[keep], hits.col[keep], containment[keep], score[keep]
             full = containment >= 0.999
             for k in np.flatnonzero(full):
                 ti = int(hits.col[k])
@@ -180,4 +186,12 @@ class TemplateIndex:
         if not informative.any():
             return Overlap(np.zeros(n_schemata, dtype=np.float32))
         per_schema = best[informative].sum(axis=0) / float(informative.sum())
+        if self.cascade.any() and not self.cascade.all():
+            # lines a cascade schema explains better than any root schema are symptoms: root schemata are judged
+            # on the other lines (a watchdog storm does not drown the one Xid line)
+            root_best = best[:, ~self.cascade].max(axis=1)
+            causes = informative & (best[:, self.cascade].max(axis=1) <= root_best)
+            if causes.any():
+                per_schema[~self.cascade] = best[causes][:, ~self.cascade].sum(axis=0) / float(causes.sum())
+                return Overlap(per_schema.astype(np.float32), best, best_template, self.templates, True)
         return Overlap(per_schema.astype(np.float32), best, best_template, self.templates)

@@ -6,7 +6,7 @@ Pure pydantic and PyYAML: no chromadb, no analysis code, so anything may import 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -25,7 +25,7 @@ MAX_RECENT_JOBS = 50
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 class RecommendedAction(BaseModel):
@@ -77,6 +77,9 @@ class FailureSchema(BaseModel):
     root_cause: str
     templates: list[str] = Field(default_factory=list)
     symptoms: list[str] = Field(default_factory=list)
+    # a cascade schema's lines usually follow another failure (watchdog timeouts, Xid 45/63, RDMA retries): it is
+    # the answer only when no root schema explains the evidence
+    cascade: bool = False
     spatial: Spatial = "one_node"
     temporal: list[Stage] = Field(default_factory=lambda: ["training"])
     discriminating_checks: list[str] = Field(default_factory=list)
