@@ -144,6 +144,14 @@ def test_tarball_bundle(small_bundle: Path, tmp_path: Path) -> None:
     assert not root.exists()
 
 
+@pytest.mark.parametrize("name,rank", [("rank-136.log", 136), ("rank136.log", 136), ("worker_rank_7.log", 7),
+                                       ("nemo_log_globalrank-12_localrank-4.txt", 12), ("stdout.log", None)])
+def test_rank_from_file_name(name: str, rank: int | None) -> None:
+    from diagagent.telemetry.readers import rank_from_name
+
+    assert rank_from_name(name) == rank
+
+
 def test_job_store(small_bundle: Path) -> None:
     store = JobStore(small_bundle.parent)
     assert store.path_of("42") == small_bundle
@@ -161,6 +169,7 @@ def test_job_store(small_bundle: Path) -> None:
     ("Nov 20 10:01:02 node-017 kernel: NVRM: Xid", 1795168862.0),
     ("[Fri Nov 20 10:01:02 2026] NVRM: Xid (PCI:0000:3b:00): 79", 1795168862.0),
     ("1795168862.25 flow", 1795168862.25),
+    ("11/20/2026 10:01:02 - INFO - transformers.trainer - ***** Running training *****", 1795168862.0),
     ("node-017:1234:5678 [3] NCCL WARN NET/IB : Got completion", None),
     ("[12345.678901] NVRM: Xid (PCI:0000:3b:00): 79", None),
 ])

@@ -19,7 +19,7 @@ from diagagent.telemetry.errors import ReadIssue
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than 1 MiB is cut there (and counted)
 
-_RANK_IN_NAME = re.compile(r"(?:^|[^a-z])rank[-_ ]?(\d+)", re.IGNORECASE)
+_RANK_IN_NAME = re.compile(r"(?:^|[^a-z]|global)rank[-_ ]?(\d+)", re.IGNORECASE)  # not NeMo's "localrank"
 _RANK_PREFIX = re.compile(r"^\[(rank|default)(\d+)\]:")
 _PROGRESS = re.compile(r"\d+%\|")
 

@@ -1,6 +1,6 @@
 """Find and parse the timestamp near the start of a log line, in the formats training clusters print.
 
-ISO-8601 / Python logging / Megatron, glog (`[E1120 10:01:02.123 ...]`), syslog and `dmesg -T`, and epoch seconds.
+ISO-8601 / Python logging / Megatron, HF (`04/18/2026 18:02:51`), glog (`[E1120 10:01:02.123 ...]`), syslog and `dmesg -T`, and epoch seconds.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ _GLOG = re.compile(r"(?<![A-Za-z0-9])[IWEFD](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)(?:
 _SYSLOG = re.compile(
     r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(\d{1,2}) "
     r"(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(?: (\d{4}))?")
+_US_DATE = re.compile(r"(?<!\d)(\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")  # HF / transformers
 _EPOCH = re.compile(r"^\[?(1[5-9]\d{8}(?:\.\d{1,9})?)(?![\d])")
 
 HEAD = 112  # timestamps are looked for in the first HEAD characters of a line
@@ -50,6 +51,11 @@ def parse_timestamp(line: str, year: int | None = None) -> float | None:
         except (ValueError, OverflowError):
             return None
         return base + _frac(frac) - _tz_offset(tz)
+    m = _US_DATE.search(head)
+    if m:
+        mo, d, y, hh, mm, ss, frac = m.groups()
+        if 1 <= int(mo) <= 12 and 1 <= int(d) <= 31:
+            return calendar.timegm((int(y), int(mo), int(d), int(hh), int(mm), int(ss))) + _frac(frac)
     m = _EPOCH.search(head)
     if m:
         return float(m.group(1))
