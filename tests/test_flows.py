@@ -26,8 +26,8 @@ def analyze(tmp_path: Path, fmt: str = "csv", **kw: object) -> tuple[flows.FlowF
 
 def relative_errors(f: flows.FlowFindings, spec: SynthSpec) -> np.ndarray:
     """Each true iteration matched to the estimated one ending nearest its end."""
-    bounds = np.array(f.iterations.boundaries)
-    est_end, est_dur = bounds[1:], np.diff(bounds)
+    est_end = np.array(f.iterations.boundaries[1:])
+    est_dur = est_end - np.array(f.iterations.starts)
     out = []
     for it in spec.truth["timeline"]:
         j = int(np.argmin(np.abs(est_end - it["end"])))
@@ -60,6 +60,14 @@ def test_healthy_job_flags_nothing_and_times_iterations(tmp_path: Path) -> None:
     assert f.iterations.count == len(spec.truth["timeline"]) - 1  # the first sync is the first boundary
     err = relative_errors(f, spec)
     assert len(err) >= f.iterations.count and np.median(err) < 0.003 and err.max() < 0.01
+
+
+def test_a_pause_between_iterations_is_not_part_of_either(tmp_path: Path) -> None:
+    f, spec = analyze(tmp_path, pause_at=12, pause_s=40.0)
+    assert [p.iteration for p in f.iterations.pauses] == [11]  # the first sync is boundary 0
+    assert 39.0 < f.iterations.pauses[0].seconds < 41.0
+    err = relative_errors(f, spec)
+    assert len(err) == f.iterations.count and err.max() < 0.01 and f.iterations.max_s < 5.0
 
 
 def test_parallelism_is_inferred_and_checked_against_job_yaml(tmp_path: Path) -> None:

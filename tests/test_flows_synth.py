@@ -41,6 +41,8 @@ class SynthSpec:
     hang_host: str | None = None
     hang_at: int | None = None
     tail_s: float = 0.0  # foreign traffic after the job's last flow (a hang leaves the capture running)
+    pause_at: int | None = None  # the job pauses (a checkpoint save) before this iteration
+    pause_s: float = 30.0
     foreign: bool = True
     declare_parallelism: bool = True
     seed: int = 1
@@ -78,6 +80,8 @@ def generate(spec: SynthSpec) -> dict[str, np.ndarray]:
     ends = [t]
     hang = idx.get(spec.hang_host or "", -1)
     for it in range(spec.iterations):
+        if it == spec.pause_at:
+            t += spec.pause_s
         if spec.straggler and it == spec.straggler_from:
             speed[idx[spec.straggler]] = spec.straggler_slowdown
         mult = speed * rng.lognormal(0.0, spec.compute_jitter, spec.nodes)
@@ -137,8 +141,12 @@ def generate(spec: SynthSpec) -> dict[str, np.ndarray]:
         t = max(group_end) + spec.optimizer_s
         ends.append(max(group_end))
     job_end = max(r[1] for r in rows)
+    pause = {spec.pause_at: spec.pause_s} if spec.pause_at is not None else {}
     spec.truth = {
-        "timeline": [{"iteration": i, "start": ends[i], "end": ends[i + 1]} for i in range(len(ends) - 1)],
+        "timeline": [
+            {"iteration": i, "start": ends[i] + pause.get(i, 0.0), "end": ends[i + 1]}
+            for i in range(len(ends) - 1)
+        ],
         "dp_groups": [sorted(spec.host(p * dp + d) for d in range(dp)) for p in range(pp)] if dp > 1 else [],
         "pp_groups": [sorted(spec.host(p * dp + d) for p in range(pp)) for d in range(dp)] if pp > 1 else [],
         "job_end": job_end,

@@ -35,6 +35,7 @@ SLOW_LINK_MAX_RATIO = 0.75  # a pair is slow below 75% (or 4 sigma under) the me
 TOP = 10
 KINDS = ("dp", "pp", "other", "light")
 EXACT_PEERS = 8  # groups smaller than this compare a node with the median of the others, without itself
+PAUSE_MIN_S = 1.0  # a first flow this much (and a typical iteration) later than usual means the job paused
 TINY_FLOW = 0.05  # a flow under 5% of its pair's median flow is a control message, not training traffic
 
 
@@ -57,12 +58,20 @@ class Parallelism(BaseModel):
     source: Literal["inferred", "declared", "none"] = "none"  # which groups the rest of the analysis used
 
 
+class Pause(BaseModel):
+    iteration: int  # the job paused before this iteration started (a checkpoint save, an evaluation)
+    seconds: float
+
+
 class IterationStats(BaseModel):
-    """Iterations cut at the gradient-sync bursts. Iteration k spans (boundaries[k], boundaries[k+1]]."""
+    """Iterations cut at the gradient-sync bursts: iteration k runs from starts[k] to boundaries[k+1], where
+    starts[k] is boundaries[k] unless the job paused in between."""
 
     count: int = 0
     period_s: float | None = None  # the sync rhythm read from DP activity
-    boundaries: list[float] = Field(default_factory=list)
+    boundaries: list[float] = Field(default_factory=list)  # the ends of the syncs
+    starts: list[float] = Field(default_factory=list)
+    pauses: list[Pause] = Field(default_factory=list)
     p50_s: float | None = None
     p95_s: float | None = None
     mean_s: float | None = None
@@ -196,7 +205,7 @@ def analyze_flows(bundle: Bundle) -> FlowFindings:
     bounds = bursts.end[bursts.complete]
     peers = _peer_groups(structure, len(table.hosts))
     tl = node_timeline(bulk, bounds, peers)
-    iterations = _iteration_stats(bursts, tl)
+    iterations = _iteration_stats(bursts, tl, bulk)
     found_stragglers = _stragglers(tl, peers, table.hosts)
     found_links = _slow_links(bulk, table.hosts)
     quiet = _silence(bulk, table, peers, iterations)
@@ -302,7 +311,10 @@ def _peer_groups(structure: Structure, n_hosts: int) -> np.ndarray:
     return group
 
 
-def _iteration_stats(bursts: Bursts, tl: NodeTimeline) -> IterationStats:
+def _iteration_stats(bursts: Bursts, tl: NodeTimeline, bulk: pl.DataFrame) -> IterationStats:
+    """Durations run from each iteration's start to its sync's end. An iteration starts where the previous
+    sync ended, unless its first flow comes far later than usual: then the job paused in between (a checkpoint
+    save, an evaluation) and the iteration starts that usual lead before its first flow."""
     bounds = tl.bounds
     unfinished = None
     if len(bursts.end) and len(bounds) and bursts.end[-1] > bounds[-1]:
@@ -311,12 +323,28 @@ def _iteration_stats(bursts: Bursts, tl: NodeTimeline) -> IterationStats:
         return IterationStats(
             period_s=bursts.period_s, boundaries=bounds.tolist(), unfinished_since=unfinished
         )
-    dur = np.diff(bounds)
+    k = len(bounds) - 1
+    start = bulk["start"].to_numpy()
+    it = np.searchsorted(bounds, start, side="left") - 1
+    inside = (it >= 0) & (it < k)
+    first = np.full(k, np.inf)
+    np.minimum.at(first, it[inside], start[inside])
+    lead = first - bounds[:-1]
+    usual = float(np.median(lead[np.isfinite(lead)]))
+    spacing = float(np.median(np.diff(bounds)))
+    paused = np.isfinite(lead) & (lead - usual > max(PAUSE_MIN_S, spacing))
+    starts = np.where(paused, first - usual, bounds[:-1])
+    dur = bounds[1:] - starts
     p50 = float(np.median(dur))
     return IterationStats(
-        count=len(dur),
+        count=k,
         period_s=bursts.period_s,
         boundaries=bounds.tolist(),
+        starts=starts.tolist(),
+        pauses=[
+            Pause(iteration=int(i), seconds=round(float(starts[i] - bounds[i]), 3))
+            for i in np.flatnonzero(paused)
+        ],
         p50_s=p50,
         p95_s=float(np.quantile(dur, 0.95)),
         mean_s=float(dur.mean()),
@@ -673,9 +701,9 @@ def timeline(
     view.spans = [
         IterationSpan(
             iteration=i,
-            start=float(tl.bounds[i]),
+            start=f.iterations.starts[i],
             end=float(tl.bounds[i + 1]),
-            duration_s=round(float(tl.bounds[i + 1] - tl.bounds[i]), 6),
+            duration_s=round(float(tl.bounds[i + 1] - f.iterations.starts[i]), 6),
         )
         for i in cut
     ]
