@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -179,8 +180,39 @@ def iteration_events(plan: Plan, inc: Incident) -> list[Event]:
                 f"Rank 0 Skipping step. Attempted loss scale: {int(scale * 2)}, reducing to {int(scale)}",
             )
         cite = (len(lines) - 1,) if is_nan and it == inc.nan_from else ()
+        if plan.env.framework == "megatron":
+            slow = inc.slow_from is not None and k >= inc.slow_from
+            compute = max(inc.slow_nodes.values(), default=1.0) if slow else 1.0
+            link = max(inc.slow_link.values(), default=1.0) if slow else 1.0
+            lines += megatron_timers(
+                plan.iter_s * 1000 * (dur / plan.iter_s if not slow else 1.0), compute, link, rng
+            )
         events.append(Event(end, lines, cite))
     return events
+
+
+def megatron_timers(ms: float, compute: float, link: float, rng: random.Random) -> list[str]:
+    """Megatron's `(min, max) time across ranks (ms):` block: a slow GPU stretches the max of its compute, a
+    slow link the max of the gradient sync."""
+    fwd, bwd, sync = 0.3 * ms, 0.48 * ms, 0.11 * ms
+    rows = [
+        ("forward-backward", 0.86 * ms, 0.86 * ms * (1 + 0.85 * (compute - 1))),
+        ("forward-compute", fwd, fwd * compute),
+        ("backward-compute", bwd, bwd * compute),
+        ("batch-generator", 0.8, 3.5),
+        ("all-grads-sync", sync * 0.2, sync * link),
+        ("optimizer-copy-to-main-grad", 4.4, 4.8),
+        ("optimizer-clip-main-grad", 8.6, 8.9),
+        ("optimizer-inner-step", 30.1, 30.9),
+        ("optimizer", 49.3, 50.1),
+    ]
+    out = ["(min, max) time across ranks (ms):"]
+    for name, low, high in rows:
+        jitter = rng.uniform(0.99, 1.01)
+        out.append(
+            f"    {(name + ' ').ljust(48, '.')}: ({low * jitter:.2f}, {max(high, low) * jitter * 1.004:.2f})"
+        )
+    return out
 
 
 def noise_events(plan: Plan, inc: Incident, t_end: float) -> dict[int, list[Event]]:

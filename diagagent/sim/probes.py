@@ -120,7 +120,9 @@ def _gpu_section(
         else:
             out.add(_kv(12, "SRAM Uncorrectable", 0))
         out.add(_kv(12, "DRAM Correctable", cor if scope == "Volatile" else cor + (cor * 3)))
-        out.add(_kv(12, "DRAM Uncorrectable", unc), f"nvidia-smi:ecc:{gpu}" if scope == "Volatile" else None)
+        out.add(
+            _kv(12, "DRAM Uncorrectable", unc), f"nvidia-smi:ecc{'' if scope == 'Volatile' else '_agg'}:{gpu}"
+        )
     out.add("    Retired Pages")
     out.add(_kv(8, "Single Bit ECC", "N/A"))
     out.add(_kv(8, "Double Bit ECC", "N/A"))

@@ -44,7 +44,7 @@ def gpu_ecc_uncorrectable(ctx: Ctx) -> Incident:
         texts = [
             (
                 f"NVRM: Xid (PCI:{pci}): 94, pid={pid}, name=python3, Contained: SM (0x1). RST: No, D-RST: No",
-                False,
+                True,
             ),
             (
                 f"NVRM: Xid (PCI:{pci}): 48, pid={pid}, name=python3, An uncorrectable double bit error (DBE) has "
@@ -81,7 +81,7 @@ def gpu_ecc_uncorrectable(ctx: Ctx) -> Incident:
             f"GPU {gpu} Detected {health.ecc_uncorrectable[gpu]} volatile double-bit ECC error(s).",
         )
     )
-    health.cite += [f"nvidia-smi:ecc:{gpu}"]
+    health.cite += [f"nvidia-smi:ecc:{gpu}", f"nvidia-smi:ecc_agg:{gpu}"]
     return inc
 
 
