@@ -12,12 +12,14 @@ import typer
 # Each module defines `register(app: typer.Typer) -> None`.
 COMMAND_MODULES = [
     "diagagent.apps.cmd_show",
+    "diagagent.apps.cmd_diagnose",
     "diagagent.apps.cmd_simulate",
     "diagagent.apps.cmd_actions",
     "diagagent.apps.cmd_eval",
     "diagagent.apps.cmd_stacks",
     "diagagent.apps.cmd_flows",
     "diagagent.apps.cmd_kb",
+    "diagagent.apps.cmd_logs",
 ]
 
 

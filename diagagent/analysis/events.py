@@ -1,0 +1,662 @@
+"""L4 over one bundle's logs: failure-indicating events, faulty nodes, stage and iteration, metric anomalies.
+
+Cross-job (templates common in successful jobs are normal), spatial (what differs between nodes, and which node is
+missing from a cascade), temporal (stage markers, progress, the first error before the cascade), as `LogFindings`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from diagagent.analysis.logparse import LEVEL_RANK, Level, is_cascade
+from diagagent.analysis.logscan import FileSummary, LogScan, MetricEvent, Occurrence, Template, scan_bundle
+from diagagent.analysis.templates import (
+    K_CARET,
+    K_ERROR_WORDS,
+    K_FRAME,
+    K_MARKER_MASK,
+    K_TRACEBACK,
+    NormalPool,
+)
+from diagagent.telemetry import Bundle, BundleError, JobStore, UnknownJob
+
+Role = Literal["cause", "symptom", "context"]
+StageName = Literal["init", "training", "checkpoint", "eval", "shutdown"]
+_LEVELS: list[Level] = ["debug", "info", "warning", "error", "fatal"]
+_LEVEL_WEIGHT = {-1: 0.1, 0: 0.05, 1: 0.12, 2: 0.45, 3: 0.85, 4: 1.0}
+NORMAL_SHARE = 0.5  # a template in at least this share of successful jobs is normal (L4's cross-job filter)
+CAUSE_WINDOW_S = 30.0  # cause events begin within this long of the first one; later ones are the cascade
+SAME_TIME_S = 2.0
+
+
+class LogLocation(BaseModel):
+    file: str
+    line: int
+    host: str | None = None
+    rank: int | None = None
+    ts: float | None = None
+    text: str = ""
+
+
+class LogEvent(BaseModel):
+    """One template that indicates (or follows from, or frames) the failure."""
+
+    id: str  # the template id: stable across jobs
+    template: str
+    count: int
+    hosts: list[str]  # up to 32, root node first
+    host_count: int
+    ranks: list[int] = Field(default_factory=list)
+    first: LogLocation  # on the root node when it shows this event, else the earliest occurrence
+    also: list[LogLocation] = Field(default_factory=list)  # a cause's first line in the root node's other files
+    level: Level | None = None
+    score: float
+    why: str
+    role: Role
+    stage: StageName | None = None  # the stage when it first occurred
+    normal_share: float | None = None  # share of successful jobs that show it; None without a pool
+
+
+class NodeSuspect(BaseModel):
+    host: str
+    score: float  # 0..1, 1 for the node that stands out most
+    reasons: list[str]
+    events: list[str] = Field(default_factory=list)  # ids of the events behind it
+
+
+class MetricAnomaly(BaseModel):
+    kind: str  # nan_loss | inf_loss | nan_grad_norm | inf_grad_norm | loss_jump | grad_norm_jump | nan_iterations
+    iteration: int | None
+    value: float | None
+    previous: float | None  # the value before, or the recent median a jump is measured against
+    location: LogLocation
+
+
+class LogFindings(BaseModel):
+    events: list[LogEvent]  # ranked: causes first, then symptoms, then context
+    nodes: list[NodeSuspect]  # ranked
+    stage: StageName | None
+    last_good_iteration: int | None
+    first_abnormal_iteration: int | None
+    slow_from_iteration: int | None = None
+    metric_anomalies: list[MetricAnomaly]
+    lines_read: int
+    lines_skipped: int
+    templates: int
+    hosts_with_logs: int
+    notes: list[str]
+
+    def causes(self) -> list[LogEvent]:
+        return [e for e in self.events if e.role == "cause"]
+
+
+# --- the normal pool a bundle is compared with -----------------------------------------------------------------
+
+
+def normal_pool_for(bundle: Bundle, state_dir: Path | None, jobs_dir: Path | None,
+                    workers: int | None = None) -> tuple[NormalPool | None, list[str]]:
+    """The library's pool (`<state_dir>/normal_pool`) plus the job's `history:` jobs, resolved through JobStore and
+    learned into the library the first time. Returns the pool (None when empty) and notes on what was used."""
+    notes: list[str] = []
+    pool = NormalPool.load(state_dir) if state_dir is not None else NormalPool()
+    learned = NormalPool()
+    for job_id in bundle.job.history:
+        if job_id in pool.jobs:
+            continue
+        if jobs_dir is None:
+            notes.append(f"history job {job_id}: no jobs dir to find it in")
+            continue
+        try:
+            with JobStore(jobs_dir).get(job_id) as past:
+                learn_job(learned, past, workers)
+        except (BundleError, UnknownJob, OSError) as exc:
+            notes.append(f"history job {job_id}: not usable ({exc})")
+    if learned.jobs:
+        pool = pool.merged(learned)
+        if state_dir is not None:
+            learned.save(state_dir)
+        notes.append(f"learned {len(learned.jobs)} history job(s) into the normal pool: {', '.join(learned.jobs)}")
+    return (pool if pool.jobs else None), notes
+
+
+def learn_job(pool: NormalPool, bundle: Bundle, workers: int | None = None) -> int:
+    """Add a successful job's templates to a pool; the number of templates it had."""
+    scan = scan_bundle(bundle, workers)
+    templates = {t.text: (_LEVELS[t.level] if t.level >= 0 else None) for t in scan.templates.values()}
+    pool.add_job(bundle.job.job_id, templates, scan.lines_read)
+    return len(templates)
+
+
+# --- temporal: progress, stage, iteration ---------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Timeline:
+    last_iteration: int | None = None
+    progress_start_ts: float | None = None
+    progress_end_ts: float | None = None
+    first_nan: MetricEvent | None = None
+    slow_from: int | None = None
+    slow_ratio: float | None = None
+    first_error_ts: float | None = None  # the earliest time an error line printed (for jobs without progress)
+
+
+def _timeline(files: list[FileSummary]) -> _Timeline:
+    progress = [f for f in files if f.last_iteration is not None]
+    out = _Timeline()
+    if progress:
+        out.last_iteration = max(f.last_iteration for f in progress)  # type: ignore[type-var]
+        ends = [f.last_iteration_ts for f in progress if f.last_iteration_ts is not None]
+        out.progress_end_ts = max(ends) if ends else None
+        starts = [f.first_iteration_ts for f in progress if f.first_iteration_ts is not None]
+        out.progress_start_ts = min(starts) if starts else None
+    bad = [m for f in files for m in f.metrics if m.kind.startswith(("nan_", "inf_"))]
+    if bad:
+        out.first_nan = min(bad, key=lambda m: (m.iteration if m.iteration is not None else math.inf, m.file, m.line))
+    slow = [f for f in files if f.slow_from is not None]
+    if slow:
+        first = min(slow, key=lambda f: f.slow_from)  # type: ignore[arg-type,return-value]
+        out.slow_from, out.slow_ratio = first.slow_from, first.slow_ratio
+    return out
+
+
+def _first_error_ts(scan: LogScan) -> float | None:
+    """The earliest printed time of an error line that is no traceback frame or marker."""
+    times = [o.ts for tid, per_host in scan.first.items() if scan.templates[tid].level >= LEVEL_RANK["error"]
+             and not _is_structure(scan.templates[tid]) for o in per_host.values() if o.ts_exact and o.ts is not None]
+    return min(times) if times else None  # type: ignore[type-var]
+
+
+def _iterations(tl: _Timeline, status: str, has_cause_errors: bool) -> tuple[int | None, int | None, list[str]]:
+    """(last good, first abnormal) iteration by docs/conventions.md: the first NaN one, the first slow one, or the
+    one in progress when the fault struck."""
+    notes = []
+    if tl.first_nan is not None and tl.first_nan.iteration is not None:
+        it = tl.first_nan.iteration
+        notes.append(f"first NaN/inf at iteration {it} ({tl.first_nan.file}:{tl.first_nan.line})")
+        return it - 1, it, notes
+    if tl.slow_from is not None and (status == "slow" or not has_cause_errors):
+        ratio = f" ({tl.slow_ratio:.1f}x the steps before)" if tl.slow_ratio else ""
+        notes.append(f"iterations slow from {tl.slow_from}{ratio}")
+        return tl.slow_from - 1, tl.slow_from, notes
+    if tl.last_iteration is None:
+        return None, None, notes
+    return tl.last_iteration, tl.last_iteration + 1, notes
+
+
+def _stage_at(scan: LogScan, occ: Occurrence | None, tl: _Timeline) -> StageName | None:
+    """The stage when an event occurred: from its own file's markers when it has some; else (or when another file
+    was in a checkpoint or eval then) from every file's markers up to that time; else the job's final stage."""
+    files = {f.file: f for f in scan.files}
+    own = files.get(occ.file) if occ is not None else None
+    if occ is not None and own is not None and own.transitions and occ.stage not in ("init", "training"):
+        return occ.stage  # type: ignore[return-value]
+    if occ is not None and occ.ts is not None:
+        at_time = [(ts, line, s) for f in scan.files for line, ts, s in f.transitions
+                   if ts is not None and ts <= occ.ts + SAME_TIME_S]
+        if at_time:
+            return max(at_time)[2]  # type: ignore[return-value]
+    if occ is not None and own is not None and own.transitions:
+        return occ.stage  # type: ignore[return-value]
+    if tl.last_iteration is None:
+        return "init"
+    ends = [f.stage for f in scan.files if f.transitions]
+    return Counter(ends).most_common(1)[0][0] if ends else "training"  # type: ignore[return-value]
+
+
+# --- events: what kind of line each template is, and how strongly it indicates a failure -------------------------
+
+# primary: an error of its own; cascade: a timeout, lost peer or kill
+EventKind = Literal["context", "primary", "cascade"]
+
+
+class _Candidate:
+    """Working state of one template while it is scored."""
+
+    def __init__(self, t: Template, per_host: dict[str, Occurrence], hosts_total: int) -> None:
+        self.t = t
+        self.per_host = per_host
+        self.hosts = sorted(per_host, key=lambda h: _occ_key(per_host[h]))
+        self.earliest = per_host[self.hosts[0]]
+        self.host_share = len(per_host) / max(hosts_total, 1)
+        self.kind: EventKind = "context"
+        self.score = 0.0
+        self.role: Role = "context"
+        self.why: list[str] = []
+        self.normal_share: float | None = None
+        self.phase: Phase = "late"
+
+
+def _occ_key(o: Occurrence) -> tuple[float, str, int]:
+    return (o.ts if o.ts is not None and o.ts_exact else math.inf, o.file, o.line)
+
+
+def _is_structure(t: Template) -> bool:
+    """Markers, traceback frames and headers, source lines, and the continuation of an exception's message."""
+    return bool(t.kinds & (K_MARKER_MASK | K_FRAME | K_TRACEBACK | K_CARET)) or t.code \
+        or (t.continuation and not t.exception)
+
+
+Phase = Literal["startup", "training", "late"]
+_PHASE_WEIGHT = {"startup": 0.15, "training": 0.5, "late": 1.0}
+
+
+def _phase(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary]) -> Phase:
+    """When the event began: at startup (before progress), during training (a precursor, or noise), or once progress
+    had stopped (or never began). Times a line inherits from the lines around it bound its own."""
+    if tl.last_iteration is None:
+        return _phase_without_progress(c, tl)
+    start, end = tl.progress_start_ts, tl.progress_end_ts
+    exact = [o.ts for o in c.per_host.values() if o.ts_exact and o.ts is not None]
+    if exact:
+        return _phase_at(min(exact), start, end)
+    phases = set()
+    for o in c.per_host.values():
+        if o.ts is not None and end is not None and o.ts >= end - SAME_TIME_S:
+            return "late"  # after a time printed before it
+        if o.ts_next is not None:  # before the next time printed
+            phases.add(_phase_at(o.ts_next, start, end))
+        else:
+            phases.add(_phase_in_file(o, files.get(o.file), c.host_share >= 0.5))
+    for p in ("late", "training", "startup"):
+        if p in phases:
+            return p  # type: ignore[return-value]
+    return "late"
+
+
+def _phase_without_progress(c: _Candidate, tl: _Timeline) -> Phase:
+    """A job that never trained: what came well before its first error is startup."""
+    exact = [o.ts for o in c.per_host.values() if o.ts_exact and o.ts is not None]
+    if tl.first_error_ts is not None and exact and min(exact) < tl.first_error_ts - BURST_GAP_S:
+        return "startup"
+    return "late"
+
+
+def _phase_at(ts: float, start: float | None, end: float | None) -> Phase:
+    if start is not None and ts < start - SAME_TIME_S:
+        return "startup"
+    if end is not None and ts < end - SAME_TIME_S:
+        return "training"
+    return "late"
+
+
+def _phase_in_file(o: Occurrence, f: FileSummary | None, widespread: bool) -> Phase:
+    """Without any time: its place in its file, against the file's progress lines; in a file without any, the first
+    half holds the startup lines every node prints (a line few nodes print is not taken for one)."""
+    if f is None:
+        return "late"
+    if f.last_iteration is not None:
+        if o.line > f.last_iteration_line:
+            return "late"
+        return "startup" if o.line < f.first_iteration_line else "training"
+    return "startup" if widespread and o.line < 0.5 * max(f.lines, 1) else "late"
+
+
+def _event_weight(c: _Candidate, hosts_total: int) -> float:
+    t = c.t
+    score = _LEVEL_WEIGHT.get(t.level, 0.1)
+    c.why.append(_LEVELS[t.level] if t.level >= 0 else "no level")
+    if t.level < LEVEL_RANK["error"] and t.kinds & K_ERROR_WORDS:
+        score *= 1.3
+        c.why.append("its words say error")
+    if t.exception:
+        score *= 1.4
+        c.why.append("ends a traceback")
+    if hosts_total >= 3:
+        rarity = 1.0 - c.host_share + 1.0 / hosts_total
+        score *= 0.35 + 0.65 * rarity
+        c.why.append(f"on {len(c.per_host)}/{hosts_total} nodes")
+    per_host = t.count / max(len(c.per_host), 1)
+    score /= 1.0 + 0.25 * math.log10(1.0 + per_host)
+    if per_host <= 3:
+        c.why.append("rare")
+    return score
+
+
+def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool: NormalPool | None,
+              hosts_total: int) -> None:
+    t = c.t
+    c.phase = _phase(c, tl, files)
+    c.score = _event_weight(c, hosts_total) * _PHASE_WEIGHT[c.phase]
+    if c.phase != "late":
+        c.why.append("began at startup" if c.phase == "startup" else "began while training still progressed")
+    if pool is not None and pool.jobs:
+        c.normal_share = pool.share(t.text)
+        if c.normal_share >= NORMAL_SHARE:
+            c.score *= 0.1
+            c.why.append(f"common in successful jobs ({c.normal_share:.0%})")
+    if _is_structure(t) or t.level < LEVEL_RANK["warning"] or c.phase == "startup" \
+            or (c.normal_share or 0.0) >= NORMAL_SHARE:
+        c.kind = "context"
+    else:
+        c.kind = "cascade" if is_cascade(t.text) else "primary"
+
+
+# --- nodes: which node the failure began on -----------------------------------------------------------------------
+
+# noisy-OR weights of the node signals (each in 0..1)
+_NODE_WEIGHTS = {"exclusive": 0.9, "missing": 0.85, "silent": 0.7, "named": 0.6, "first": 0.5}
+ROOT_MIN = 0.5  # a node is where the failure began when its score is at least this...
+ROOT_NEAR = 0.85  # ...and at least this share of the top node's
+
+
+class _NodeEvidence:
+    def __init__(self, hosts: list[str]) -> None:
+        self.signal: dict[str, dict[str, float]] = {h: {} for h in hosts}
+        self.reasons: dict[str, list[str]] = {h: [] for h in hosts}
+        self.events: dict[str, list[str]] = {h: [] for h in hosts}
+
+    def add(self, host: str, signal: str, value: float, reason: str, event: str | None = None) -> None:
+        if host not in self.signal or value <= 0:
+            return
+        if value > self.signal[host].get(signal, 0.0):
+            self.signal[host][signal] = value
+        self.reasons[host].append(reason)
+        if event:
+            self.events[host].append(event)
+
+    def suspects(self) -> list[NodeSuspect]:
+        out = []
+        for host, signals in self.signal.items():
+            if not signals:
+                continue
+            miss = 1.0
+            for name, value in signals.items():
+                miss *= 1.0 - _NODE_WEIGHTS[name] * min(value, 1.0)
+            out.append(NodeSuspect(host=host, score=round(1.0 - miss, 3), reasons=_dedup(self.reasons[host])[:6],
+                                   events=_dedup(self.events[host])[:10]))
+        out.sort(key=lambda n: (-n.score, n.host))
+        return out
+
+
+def _mentions(text: str, own: str | None, names: dict[str, str]) -> set[str]:
+    """The other hosts a line names (by host name or IP)."""
+    found = set()
+    for token in _NAME_TOKEN.findall(text):
+        host = names.get(token)
+        if host is not None and host != own:
+            found.add(host)
+    return found
+
+
+_NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.-]*[A-Za-z0-9]|\d")
+
+
+def _node_evidence(scan: LogScan, cands: list[_Candidate], names: dict[str, str]) -> list[NodeSuspect]:
+    hosts = scan.hosts_with_logs
+    n = len(hosts)
+    ev = _NodeEvidence(hosts)
+    errors = [c for c in cands if c.kind != "context"]
+    level_w = {2: 0.45, 3: 0.9, 4: 1.0}
+    named_by: dict[str, set[str]] = {}
+    for c in errors:
+        for h, occ in c.per_host.items():
+            for other in _mentions(occ.text, h, names):
+                named_by.setdefault(other, set()).add(h)
+    for c in errors:
+        if c.kind != "primary":
+            continue
+        k = len(c.per_host)
+        excl = (1.0 if k < n else 0.0) if n <= 2 else max(0.0, 1.0 - (k - 1) / (0.5 * n))
+        if n == 1:
+            excl = 1.0
+        for h, occ in c.per_host.items():
+            about_other = 0.5 if _mentions(occ.text, h, names) else 1.0  # a line naming another node is half about it
+            if excl > 0:
+                ev.add(h, "exclusive", level_w.get(c.t.level, 0.5) * excl * about_other,
+                       f"shows '{_short(c.t.text)}'" + (" (no other node does)" if k == 1 and n > 1 else ""), c.t.id)
+    _missing_from_cascade(hosts, errors, ev)
+    _first_errors([c for c in errors if c.phase == "late"], ev)
+    if named_by:
+        ranked = sorted(named_by.items(), key=lambda kv: -len(kv[1]))
+        top = len(ranked[0][1])
+        leaders = [h for h, by in ranked if len(by) == top]
+        if len(leaders) < max(2, len(named_by)):
+            for h in leaders:
+                ev.add(h, "named", 1.0 / len(leaders), f"named in the errors of {top} other node(s)")
+    _silent_nodes(scan, ev)
+    return ev.suspects()
+
+
+def _missing_from_cascade(hosts: list[str], errors: list[_Candidate], ev: _NodeEvidence) -> None:
+    """The node that never reported what (almost) every other node did: the timeout of a collective it hung in."""
+    n = len(hosts)
+    widespread = [c for c in errors if c.host_share >= 0.5 and len(c.per_host) < n]
+    if n < 3 or not widespread:
+        return
+    lacking = {h: [c for c in widespread if h not in c.per_host] for h in hosts}
+    share = {h: len(cs) / len(widespread) for h, cs in lacking.items()}
+    odd = [h for h, v in share.items() if v >= 0.5]
+    if not odd or len(odd) > max(1, n // 10):
+        return
+    for h in odd:
+        what = lacking[h][0]
+        ev.add(h, "missing", share[h], f"lacks {len(lacking[h])} of the {len(widespread)} errors most other nodes "
+               f"print, e.g. '{_short(what.t.text)}'", what.t.id)
+
+
+BURST_GAP_S = 30.0  # errors further apart than this belong to different bursts (the root's, then the cascade's)
+
+
+def _first_errors(errors: list[_Candidate], ev: _NodeEvidence) -> None:
+    """The node(s) whose errors (by their own printed time) came in a first burst that few nodes share."""
+    first: dict[str, float] = {}
+    for c in errors:
+        for h, occ in c.per_host.items():
+            if occ.ts is not None and occ.ts_exact and occ.ts < first.get(h, math.inf):
+                first[h] = occ.ts
+    if len(first) < 2:
+        return
+    ordered = sorted(first.items(), key=lambda kv: kv[1])
+    burst = [ordered[0]]
+    for h, t in ordered[1:]:
+        if t - burst[-1][1] > BURST_GAP_S:
+            break
+        burst.append((h, t))
+    if len(burst) == len(ordered) or len(burst) > max(1, len(ordered) // 4):
+        return
+    lag = ordered[len(burst)][1] - ordered[0][1]
+    for i, (h, t) in enumerate(burst):
+        ev.add(h, "first", 1.0 / (i + 1), f"among the first errors, {ordered[len(burst)][1] - t:.0f}s before "
+               f"the other nodes'" if i else f"its error came first, {lag:.0f}s before the other nodes'")
+
+
+def _silent_nodes(scan: LogScan, ev: _NodeEvidence) -> None:
+    """Nodes whose logs end well before the others' (a crash or a hang stops a node's logging)."""
+    last: dict[str, float] = {}
+    for f in scan.files:
+        if f.host is not None and f.last_ts is not None:
+            last[f.host] = max(last.get(f.host, f.last_ts), f.last_ts)
+    if len(last) < 3:
+        return
+    values = sorted(last.values())
+    med = statistics.median(values)
+    mad = statistics.median(abs(v - med) for v in values) or 0.0
+    gap = max(60.0, 5.0 * mad)
+    silent = [h for h, v in last.items() if v < med - gap]
+    if not silent or len(silent) > max(1, len(last) // 10):
+        return
+    for h in silent:
+        ev.add(h, "silent", 1.0, f"its logs end {med - last[h]:.0f}s before the other nodes'")
+
+
+def _short(text: str, n: int = 60) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _dedup(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+# --- roles: cause, symptom, context --------------------------------------------------------------------------------
+
+
+def _roots(nodes: list[NodeSuspect]) -> set[str]:
+    """The node(s) the failure began on, when some stand out; none when the failure looks the same everywhere."""
+    if not nodes or nodes[0].score < ROOT_MIN:
+        return set()
+    return {n.host for n in nodes if n.score >= ROOT_MIN and n.score >= ROOT_NEAR * nodes[0].score}
+
+
+def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) -> None:
+    """Causes: the errors on the node(s) the failure began on (all errors when none stands out), the exception a
+    traceback ends with first; symptoms: the cascade, and errors only other nodes show; the rest is context."""
+    for c in cands:
+        if c.kind == "context":
+            c.role = "context"
+        elif c.kind == "cascade" and not (roots and hosts_total > 1 and set(c.per_host) <= roots):
+            c.role = "symptom"
+            c.score *= 0.3
+            c.why.append("a timeout, lost peer or kill: the cascade")
+        elif roots and not roots & set(c.per_host):
+            c.role = "symptom"
+            c.score *= 0.3
+            c.why.append("only on other nodes than " + ", ".join(sorted(roots)))
+        elif roots and c.host_share >= 0.5 and hosts_total > 2:
+            c.role = "symptom"
+            c.score *= 0.3
+            c.why.append("on most nodes, not particular to " + ", ".join(sorted(roots)))
+        elif c.phase == "training" and c.t.level < LEVEL_RANK["error"] and not roots & set(c.per_host):
+            c.role = "context"  # a warning while training went on, on no node that stands out: noise
+        else:
+            c.role = "cause"
+    causes = [c for c in cands if c.role == "cause"]
+    exception_files = {_cited_on(c, roots).file for c in causes if c.t.exception}
+    for c in causes:
+        if not c.t.exception and _cited_on(c, roots).file in exception_files:
+            c.role = "context"
+            c.why.append("the same failure as the exception in its file")
+    top = max((c.score for c in cands if c.role == "cause"), default=0.0)
+    for c in cands:
+        if c.role == "cause" and c.score < 0.4 * top:
+            c.role = "context"
+            c.why.append("much weaker than the main cause")
+    cause_ids = {c.t.id for c in cands if c.role == "cause" and c.t.exception and c.kind == "primary"}
+    for c in cands:
+        if c.t.details & cause_ids and (not roots or roots & set(c.per_host)):
+            c.role = "cause"
+            c.why.append("details the exception")
+
+
+def _cited_on(c: _Candidate, roots: set[str], main_files: set[str] | None = None) -> Occurrence:
+    """The occurrence to cite: on a root node; else, for an event every node shows, in a file that logs progress
+    (the main log, where a reader looks first); else the earliest."""
+    for h in c.hosts:
+        if h in roots:
+            return c.per_host[h]
+    if main_files:
+        for h in c.hosts:
+            if c.per_host[h].file in main_files:
+                return c.per_host[h]
+    return c.earliest
+
+
+# --- the pipeline -------------------------------------------------------------------------------------------------
+
+
+def analyze_logs(bundle: Bundle, pool: NormalPool | None = None, *, workers: int | None = None) -> LogFindings:
+    """L4 on a bundle's logs. `pool`: templates of successful jobs (see `normal_pool_for`); `workers`: processes
+    that read the logs (default: one, or every core for a large bundle)."""
+    scan = scan_bundle(bundle, workers)
+    return findings_from_scan(scan, bundle.job.status, pool, host_names(bundle))
+
+
+def host_names(bundle: Bundle) -> dict[str, str]:
+    """Every name a log line may use for a node of the job (host name, IP) -> the host."""
+    names = {n.host: n.host for n in bundle.job.nodes}
+    names.update(bundle.job.ip_to_host)
+    return names
+
+
+def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool | None = None,
+                       names: dict[str, str] | None = None) -> LogFindings:
+    notes: list[str] = []
+    if not scan.files:
+        notes.append("no logs in this bundle")
+    if pool is None or not pool.jobs:
+        notes.append("no history jobs: cross-job filtering skipped")
+    else:
+        notes.append(f"cross-job filtering against {len(pool.jobs)} successful job(s)")
+    hosts_total = len(scan.hosts_with_logs)
+    files = {f.file: f for f in scan.files}
+    tl = _timeline(scan.files)
+    tl.first_error_ts = _first_error_ts(scan)
+    cands = []
+    for tid, t in scan.templates.items():
+        per_host = scan.first.get(tid, {})
+        if per_host:
+            c = _Candidate(t, per_host, hosts_total)
+            _classify(c, tl, files, pool, hosts_total)
+            cands.append(c)
+    nodes = _node_evidence(scan, cands, names or {})
+    roots = _roots(nodes)
+    _assign_roles(cands, roots, hosts_total)
+    anomalies = [_anomaly(m) for f in scan.files for m in f.metrics]
+    events = _ranked_events(cands, roots, anomalies, scan)
+    has_errors = any(c.role == "cause" and c.t.level >= LEVEL_RANK["error"] for c in cands)
+    last_good, first_abnormal, it_notes = _iterations(tl, status, has_errors)
+    notes.extend(it_notes)
+    top_cause = next((c for c in sorted(cands, key=lambda c: -c.score) if c.role == "cause"), None)
+    stage = _stage_at(scan, _cited_on(top_cause, roots) if top_cause else None, tl)
+    if tl.first_nan is not None and top_cause is None:
+        stage = "training"
+    if scan.lines_skipped:
+        notes.append(f"{scan.lines_skipped} corrupt line(s) skipped")
+    if scan.lines_not_utf8:
+        notes.append(f"{scan.lines_not_utf8} cited line(s) hold bytes that are not UTF-8")
+    notes.extend(scan.issues[:20])
+    return LogFindings(events=events, nodes=nodes, stage=stage, last_good_iteration=last_good,
+                       first_abnormal_iteration=first_abnormal, slow_from_iteration=tl.slow_from,
+                       metric_anomalies=anomalies, lines_read=scan.lines_read, lines_skipped=scan.lines_skipped,
+                       templates=len(scan.templates), hosts_with_logs=hosts_total, notes=notes)
+
+
+def _location(occ: Occurrence, host: str | None) -> LogLocation:
+    return LogLocation(file=occ.file, line=occ.line, host=host, rank=occ.rank, ts=occ.ts, text=occ.text)
+
+
+def _anomaly(m: MetricEvent) -> MetricAnomaly:
+    return MetricAnomaly(kind=m.kind, iteration=m.iteration, value=None if m.value is None or math.isnan(m.value)
+                         or math.isinf(m.value) else m.value, previous=m.previous,
+                         location=LogLocation(file=m.file, line=m.line, host=m.host, text=m.text))
+
+
+def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[MetricAnomaly], scan: LogScan,
+                   ) -> list[LogEvent]:
+    order = {"cause": 0, "symptom": 1, "context": 2}
+    cands = sorted(cands, key=lambda c: (order[c.role], -c.score, c.t.id))
+    main_files = {f.file for f in scan.files if f.last_iteration is not None}
+    out = []
+    for c in cands:
+        occ = _cited_on(c, roots, main_files)
+        host = next(h for h, o in c.per_host.items() if o is occ)
+        hosts = [host] + [h for h in c.hosts if h != host]
+        ranks = sorted({o.rank for o in c.per_host.values() if o.rank is not None})
+        also = []
+        if c.role == "cause" and host in roots:  # the same error on a few other ranks of the root node
+            others = [o for o in scan.in_files.get(c.t.id, {}).get(host, []) if o.file != occ.file]
+            host_files = sum(1 for f in scan.files if f.host == host)
+            if len(others) + 1 <= max(1, host_files // 2):
+                also = [_location(o, host) for o in others]
+        out.append(LogEvent(id=c.t.id, template=c.t.text, count=c.t.count, hosts=hosts[:32],
+                            host_count=len(c.per_host), ranks=ranks[:64], first=_location(occ, host), also=also,
+                            level=_LEVELS[c.t.level] if c.t.level >= 0 else None, score=round(c.score, 4),
+                            why="; ".join(c.why), role=c.role, stage=occ.stage,  # type: ignore[arg-type]
+                            normal_share=c.normal_share))
+    bad = [a for a in anomalies if a.kind.startswith(("nan_", "inf_"))]
+    if bad:  # the first NaN/inf is the cause-indicating line of a divergence
+        first = min(bad, key=lambda a: (a.iteration if a.iteration is not None else math.inf, a.location.line))
+        top = out[0].score if out and out[0].role == "cause" else 1.0
+        out.insert(0, LogEvent(id="metric:" + first.kind, template=f"{first.kind.replace('_', ' ')} at iteration "
+                               f"{first.iteration}", count=len(bad), hosts=[h for h in [first.location.host] if h],
+                               host_count=len({a.location.host for a in bad}), first=first.location, level="error", score=round(max(top, 1.0), 4),
+                               why="the first non-finite loss or grad norm", role="cause", stage="training"))
+    return out

@@ -1,0 +1,363 @@
+"""One log line -> its message without the structured header (time, host, pid, rank, level), its level, and its mask.
+
+Knows the headers training clusters print (Python logging, Megatron, DeepSpeed, HF, NeMo, torchtitan, glog/c10d, NCCL,
+torchrun, srun/mpirun/pdsh prefixes, syslog, dmesg, k8s CRI) and the framework markers of stage, iteration and loss.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Level = Literal["debug", "info", "warning", "error", "fatal"]
+LEVEL_RANK: dict[str, int] = {"debug": 0, "info": 1, "warning": 2, "error": 3, "fatal": 4}
+
+_LEVEL_WORDS: dict[str, Level] = {
+    "trace": "debug", "debug": "debug", "d": "debug",
+    "info": "info", "notice": "info", "i": "info",
+    "warn": "warning", "warning": "warning", "w": "warning",
+    "error": "error", "err": "error", "e": "error", "abort": "error",
+    "critical": "fatal", "crit": "fatal", "fatal": "fatal", "f": "fatal", "c": "fatal", "panic": "fatal",
+    "emerg": "fatal", "alert": "fatal",
+}
+_LEVEL_NAMES = r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|CRIT|FATAL|PANIC"
+
+# --- headers, peeled from the front of a line one by one ---------------------------------------------------
+_ISO_TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+_PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holding a level or None)
+    # torchrun --tee / log_line_prefix_template: [rank3]: / [default3]: ; mpirun --tag-output: [1,3]<stdout>:
+    (re.compile(r"\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?"), None),
+    # k8s CRI container log: 2024-01-01T10:00:00.123456789Z stdout F
+    (re.compile(_ISO_TS + r" std(?:out|err) [FP] "), None),
+    # srun --label "12: ", pdsh "node-017: " (only when a header or bracket follows)
+    (re.compile(r"\s*\d{1,6}: (?=\S)|[a-z][\w.]*[-\d][\w.-]*: (?=\[|\d{4}-\d\d-\d\d)"), None),
+    # NeMo: [NeMo W 2024-01-01 10:00:00 exp_manager:123]
+    (re.compile(r"\[NeMo ([DIWEC]) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\]\s*"), 1),
+    # HF: [INFO|trainer.py:1234] 2024-01-01 10:00:00,123 >>
+    (re.compile(r"\[(" + _LEVEL_NAMES + r")\|[\w./-]+:\d+\] " + _ISO_TS + r" >> ", re.IGNORECASE), 1),
+    # glog / c10d / klog: [E1120 10:01:02.123456 123 ProcessGroupNCCL.cpp:683] ; E1120 10:00:00.123 140 api.py:881]
+    # ; [W socket.cpp:663]
+    (re.compile(r"\[?([IWEFD])(?:\d{4} \d\d:\d\d:\d\d(?:\.\d+)?)?(?: +\d+)? ?[\w./<>-]+:\d+\]\s*"), 1),
+    # dmesg -T: [Fri Nov 20 10:00:58 2026] ; dmesg: [ 1234.567890]
+    (re.compile(r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4}\]\s*"
+                r"|\[\s*\d+\.\d+\]\s*"), None),
+    # syslog: Nov 20 10:00:58 node-002 kernel: ; with an optional weekday and year
+    (re.compile(r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} "
+                r"\d\d:\d\d:\d\d(?:\.\d+)?(?: \d{4})?\s+(?:[\w.-]+ [\w./-]+(?:\[\d+\])?:\s+)?"), None),
+    # ISO / Python logging / Megatron / DeepSpeed / US-style dates, bracketed or not, with what separates them
+    (re.compile(r"\[?(?:" + _ISO_TS + r"|\d\d/\d\d/\d{4} \d\d:\d\d:\d\d(?:[.,]\d+)?)\]?(?:\s*[-|:,]\s*|\s+)"), None),
+    # epoch seconds
+    (re.compile(r"\[?1[5-9]\d{8}(?:\.\d+)?\]?\s+"), None),
+    # levels: [INFO] ; INFO: ; - INFO - ; INFO ; and a logger name after it ([megatron], [logging.py:96:log_dist])
+    (re.compile(r"[-|]?\s*(\[(?i:" + _LEVEL_NAMES + r")\]|(?:" + _LEVEL_NAMES + r")\b)(?:\s*[-|:]\s*|\s+)"
+                r"(?:\[[\w.:/-]+\]\s*)*"), 1),
+    # a logger name then the level: "root - INFO - ", "torch.distributed - WARNING - "
+    (re.compile(r"[\w.]+ - (" + _LEVEL_NAMES + r") - ", re.IGNORECASE), 1),
+    # a logger name after the level ("INFO:torch.distributed.run:" is handled by the level rule then this one)
+    (re.compile(r"(?:[a-z_][\w]*\.)+[\w]+:(?=\S)|(?:[a-z_]\w*\.)*[a-z_]\w* - (?=\S)"), None),
+    # tags: [titan] [megatron] [c10d] [Rank 0] ahead of the message
+    (re.compile(r"\[(?:titan|megatron|deepspeed|nemo|c10d|torchtitan|Rank \d+|PG \d+[^\]]*)\]:?\s*", re.IGNORECASE), None),
+]
+_FIRST_HEADER = 3  # _PREFIXES before this are launcher prefixes (rank, container, srun label), not headers
+_NCCL_HEAD = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?=NCCL\b)")
+_NCCL_LEVEL = re.compile(r"NCCL (INFO|WARN|ERROR|TRACE|ABORT)\b")
+_PROGRAM_LEVEL = re.compile(r"[\w./-]+: (error|warning|fatal|warn|info)\b", re.IGNORECASE)  # slurmstepd: error: ...
+
+# --- what a message says about itself ---------------------------------------------------------------------
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w]*\.)*(?:[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout|Warning)"
+    r"|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclRemoteError|"
+    r"ncclInvalidArgument)\b(?::|$)")
+_FRAME = re.compile(r'^(?:File "[^"]*", line \d+|frame #\d+:|#\d+ +0x[0-9a-f]+ in |at [\w.$<>]+\()')
+_CARET = re.compile(r"^[~^ ]*\^[~^ ]*$")
+_TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):|Stack trace:|Exception raised from |"
+                        r"During handling of the above exception|The above exception was the direct cause)")
+_FATAL_WORDS = re.compile(r"\b(?:fatal|panic|core dumped|segmentation fault|sigsegv|sigabrt|sigbus|"
+                          r"unrecoverable|kernel bug|oops)\b", re.IGNORECASE)
+_ERROR_WORDS = re.compile(
+    r"\b(?:errors?|err|errno|exceptions?|fail(?:ed|ure|s|ing)?|abort(?:ed|ing)?|killed|oom|out of memory|timed? ?out|timeout|"
+    r"uncorrectable|illegal|invalid|corrupt(?:ed|ion)?|denied|refused|unreachable|unable to|cannot|can't|"
+    r"could not|no such|not found|lost|missing|mismatch|unhandled|crash(?:ed)?|hang|hung|stuck|xid|"
+    r"fallen off|link down|port down|exited with|exit code|exitcode|non-zero|nonzero|traceback|assert(?:ion)?)\b",
+    re.IGNORECASE)
+_WARNING_WORDS = re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retrying|slow(?:er)?|throttl\w*|"
+                            r"degraded|unstable)\b", re.IGNORECASE)
+_ZERO_COUNTS = re.compile(r"\b(?:errors?|fail(?:ed|ures?)|nan|skipped|timeouts?)[\w ]*[:=]\s*0\b", re.IGNORECASE)
+
+# what a rank prints when a peer failed: timeouts, lost peers, aborted communicators, the launcher's kill and summary
+_CASCADE = re.compile(
+    r"watchdog|timed? ?out\b|timeout|heartbeat|remote (?:process|peer|rank|end)|by peer|peer (?:closed|reset|"
+    r"disconnected|exited)|connection (?:reset|closed|refused|lost|aborted)|broken pipe|ncclRemoteError|"
+    r"communicator (?:was )?abort|abort(?:ed|ing)? (?:the )?(?:process group|communicator|nccl)|sigterm|sighup|"
+    r"closing signal|signal 15|exitcode\b|exit code|exited with|terminat(?:ed|ing)\b|ChildFailedError|aborted\b|"
+    r"core dumped|cancell?ed\b|"
+    r"worker group|rendezvous|DistStoreError|DistNetworkError|exited prematurely|failed to (?:recv|send|receive)|"
+    r"recv(?:ing)? .{0,40}failed|socket", re.IGNORECASE)
+
+
+def is_cascade(message: str) -> bool:
+    """Words of the cascade a failure sets off on healthy ranks (a peer's timeout, its lost connection, the kill)."""
+    return _CASCADE.search(message) is not None
+
+
+# --- framework markers of stage and progress ---------------------------------------------------------------
+Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown"]
+_ITERATION = re.compile(
+    r"(?:\b(?:iteration|iter|step|global_step|steps|train_step)\b\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"
+    r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[)", re.IGNORECASE)
+_PROGRESS_WORDS = re.compile(r"loss|\blr\b|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
+                             r"throughput|elapsed|it/s|s/it|samples/s", re.IGNORECASE)
+_HF_METRICS = re.compile(r"^\{'(?:loss|train_loss|grad_norm|learning_rate)'")
+_STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
+    ("ckpt_end", re.compile(
+        r"successfully saved checkpoint|saved checkpoint|checkpoint \S+ is ready now|finished saving|"
+        r"checkpoint saved|saving checkpoint .*(?:done|finished|completed)|done saving|checkpoint .* written", re.IGNORECASE)),
+    ("ckpt_start", re.compile(
+        r"saving (?:model |the |a |distributed |async )?checkpoint|about to be saved|save_checkpoint|"
+        r"saving model (?:checkpoint|state|weights)|writing checkpoint|checkpointing at|dcp\.save|"
+        r"start(?:ing)? (?:to )?sav(?:e|ing) checkpoint", re.IGNORECASE)),
+    ("eval_end", re.compile(r"validation loss at|eval(?:uation)? (?:results|metrics|done|finished|complete)|"
+                            r"\*+ eval metrics \*+|end of validation|finished evaluat", re.IGNORECASE)),
+    ("eval_start", re.compile(r"running evaluation|^evaluating\b|start(?:ing)? (?:evaluation|validation)|"
+                              r"\bvalidation dataloader\b|^validation\b|evaluating (?:on|iter)", re.IGNORECASE)),
+    ("shutdown", re.compile(r"training (?:is )?(?:done|finished|complete(?:d)?)|after training is done|"
+                            r"exiting program|finished training|max_steps\S* (?:reached|hit)|"
+                            r"training ends|trainer\.fit. stopped", re.IGNORECASE)),
+    ("train_start", re.compile(r"^training \.\.\.|\*+ running training \*+|training starts|starting training|"
+                               r"before the start of training|start(?:ing)? training loop|^training$", re.IGNORECASE)),
+]
+
+# --- metrics on progress lines -----------------------------------------------------------------------------
+_NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf(?:inity)?)"
+_LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\bloss)\b['\"]?\s*(?:value)?\s*[:=]\s*['\"]?"
+                   + _NUM, re.IGNORECASE)
+_GRAD_NORM = re.compile(r"\bgrad[ _]?norm\b['\"]?\s*[:=]\s*['\"]?" + _NUM, re.IGNORECASE)
+_STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? time \((m?s)\)|train_step_timing in s|"
+                        r"step[ _]time(?: \((m?s)\))?|time/iteration|time per step)\s*[:=]?\s*([\d.]+)", re.IGNORECASE)
+_NAN_COUNT = re.compile(r"number of nan iterations:\s*(\d+)", re.IGNORECASE)
+
+# --- masking: the parts of a message that vary between occurrences of one event ---------------------------
+WILDCARD = "<*>"
+# a token is what lies between these delimiters; '.', '-', '_', '/', '@', '+' stay inside tokens, so IPs, paths,
+# host names, PCI ids, versions and pointers are masked whole
+_DIGIT_TOKEN = re.compile(r"(?<![^\s,;:=|\"'\[\](){}<>!])[^\s,;:=|\"'\[\](){}<>!]*\d[^\s,;:=|\"'\[\](){}<>!]*")
+_PATH_TOKEN = re.compile(r"(?<![^\s,;:=|\"'\[\](){}<>!])(?:~|\.{1,2})?/[^\s,;:=|\"'\[\](){}<>!/]+"
+                         r"(?:/[^\s,;:=|\"'\[\](){}<>!/]*)*")
+_HEX_TOKEN = re.compile(r"(?<![\w])(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                        r"[0-9a-f]{12})(?![\w])")
+# IPv6 (with "::"), MAC addresses and PCI bus ids (0000:3b:00.0)
+_COLON_IDS = re.compile(r"(?<![\w.])(?:[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4})*::[0-9a-fA-F:]*[0-9a-fA-F]"
+                        r"|(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}|[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)"
+                        r"(?![\w:])")
+_LIST_OF_VARS = re.compile(r"([\[(])<\*>(?:\s*,\s*<\*>)+\s*,?\s*([\])])")
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(slots=True, frozen=True)
+class ParsedLine:
+    """What the header said, and the message that is left for template mining."""
+
+    message: str
+    level: Level | None  # from the header; None when the line has none
+    structured: bool = False  # the line began with a time, level or NCCL header (not only a rank prefix)
+    indented: bool = False  # after any rank prefix, the message was indented (a traceback line, or a detail line)
+
+
+def split_header(text: str) -> ParsedLine:
+    """Peel the structured header off a line: timestamps, rank/host/pid prefixes, level and logger names."""
+    rest = text.rstrip()
+    indented = rest[:1].isspace()
+    rest = rest.lstrip()
+    level: Level | None = None
+    structured = False
+    for _ in range(8):
+        for i, (pattern, level_group) in enumerate(_PREFIXES):
+            m = pattern.match(rest)
+            if m is None or m.end() == 0:
+                continue
+            if level_group is not None and m.group(level_group):
+                level = _LEVEL_WORDS.get(m.group(level_group).strip("[]").lower(), level)
+            structured = structured or i >= _FIRST_HEADER
+            rest = rest[m.end():]
+            indented = not structured and (rest[:1] == "\t" or rest[:2] == "  " or m.group(0)[-1:].isspace()
+                                            and rest[:1].isspace())
+            rest = rest.lstrip()
+            break
+        else:
+            m = _NCCL_HEAD.match(rest)
+            if m is None:
+                break
+            structured = True
+            rest = rest[m.end():]
+    if level is None:
+        m = _NCCL_LEVEL.match(rest)
+        if m:
+            level = {"INFO": "info", "TRACE": "debug", "WARN": "warning"}.get(m.group(1), "error")
+        else:
+            m = _PROGRAM_LEVEL.match(rest)
+            if m:
+                level = _LEVEL_WORDS.get(m.group(1).lower())
+    return ParsedLine(rest, level, structured or level is not None, indented and not structured)
+
+
+def content_level(message: str) -> Level | None:
+    """The level a message's own words imply (for lines without a header level, and to catch INFO-level errors)."""
+    if _EXCEPTION_LINE.match(message) or _FATAL_WORDS.search(message):
+        return "fatal" if _FATAL_WORDS.search(message) else "error"
+    if _ZERO_COUNTS.search(message):
+        message = _ZERO_COUNTS.sub("", message)
+    if _ERROR_WORDS.search(message):
+        return "error"
+    if _WARNING_WORDS.search(message):
+        return "warning"
+    return None
+
+
+LineKind = Literal["exception", "frame", "caret", "traceback", "other"]
+
+
+def line_kind(message: str) -> LineKind:
+    """Where a message sits in a traceback: the exception line, a frame, the `^^^` under a source line, the traceback
+    header, or none of these."""
+    if _FRAME.match(message):
+        return "frame"
+    if _CARET.match(message):
+        return "caret"
+    if _TRACEBACK.match(message):
+        return "traceback"
+    if _EXCEPTION_LINE.match(message):
+        return "exception"
+    return "other"
+
+
+def marker_of(message: str) -> Marker | None:
+    """The framework marker a message is: a progress (iteration) line, or the start or end of a stage."""
+    for marker, pattern in _STAGE_RULES:
+        if pattern.search(message):
+            return marker
+    if _HF_METRICS.match(message):
+        return "iteration"
+    m = _ITERATION.search(message)
+    if m and (m.group(4) or _PROGRESS_WORDS.search(message)):
+        return "iteration"
+    return None
+
+
+@dataclass(slots=True, frozen=True)
+class Progress:
+    """The numbers on one progress line."""
+
+    iteration: int | None
+    loss: float | None
+    grad_norm: float | None
+    step_time_s: float | None
+    nan_iterations: int | None
+
+
+def _number(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+_PLAIN_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_FIELDS = ("iteration", "loss", "grad_norm", "step_time_s", "nan_iterations")
+
+
+def _field_spans(message: str) -> dict[str, tuple[int, str, float]]:
+    """Each progress field found: (where its number starts, its text, the factor to seconds or 1)."""
+    out: dict[str, tuple[int, str, float]] = {}
+    m = _ITERATION.search(message)
+    if m:
+        g = 1 if m.group(1) is not None else 4
+        out["iteration"] = (m.start(g), m.group(g), 1.0)
+    for name, pattern in (("loss", _LOSS), ("grad_norm", _GRAD_NORM), ("nan_iterations", _NAN_COUNT)):
+        m = pattern.search(message)
+        if m:
+            out[name] = (m.start(1), m.group(1), 1.0)
+    m = _STEP_TIME.search(message)
+    if m:
+        unit = m.group(1) or m.group(2) or ("ms" if "(ms)" in m.group(0) else "s")
+        out["step_time_s"] = (m.start(3), m.group(3), 0.001 if unit == "ms" else 1.0)
+    return out
+
+
+def _progress_of(values: dict[str, float | None]) -> Progress:
+    it, nan_count = values.get("iteration"), values.get("nan_iterations")
+    return Progress(int(it) if it is not None and not is_bad_number(it) else None, values.get("loss"),
+                    values.get("grad_norm"), values.get("step_time_s"),
+                    int(nan_count) if nan_count is not None and not is_bad_number(nan_count) else None)
+
+
+def read_progress(message: str) -> Progress:
+    """Iteration, loss, grad norm and step time of a progress line (any of them None when the line lacks it)."""
+    values = {}
+    for name, (_, text, scale) in _field_spans(message).items():
+        value = _number(text)
+        values[name] = value * scale if value is not None else None
+    return _progress_of(values)
+
+
+@dataclass(slots=True, frozen=True)
+class ProgressLayout:
+    """Where each field's number sits in a progress line, in bytes. Lines of one shape (equal but for their digits)
+    have their numbers at the same offsets, so reading the next one is a few slices, not five searches."""
+
+    spans: tuple[tuple[int, int, float], ...]  # per field of _FIELDS: (start, end, factor); (0, 0, 0) when absent
+
+
+def progress_layout(raw: bytes) -> ProgressLayout | None:
+    """The layout of a progress line, or None when a field is not a plain number (nan, inf): read those in full."""
+    text = raw.decode("latin-1")  # one character per byte, so offsets are byte offsets
+    found = _field_spans(text)
+    spans = []
+    for name in _FIELDS:
+        if name not in found:
+            spans.append((0, 0, 0.0))
+            continue
+        start, value, scale = found[name]
+        m = _PLAIN_NUMBER.match(text, start)
+        if m is None or m.group(0) != value:
+            return None
+        spans.append((start, m.end(), scale))
+    return ProgressLayout(tuple(spans))
+
+
+def read_progress_with(layout: ProgressLayout, raw: bytes) -> Progress:
+    values: list[float | None] = []
+    for start, end, scale in layout.spans:
+        values.append(float(raw[start:end]) * scale if end else None)
+    it, loss, grad, step, nan_count = values
+    return Progress(int(it) if it is not None else None, loss, grad, step,
+                    int(nan_count) if nan_count is not None else None)
+
+
+def is_bad_number(value: float | None) -> bool:
+    return value is not None and (math.isnan(value) or math.isinf(value))
+
+
+def mask(message: str, extra: re.Pattern[str] | None = None) -> str:
+    """The message with its variable parts (numbers, hex and pointers, IPs and ports, PCI ids, paths, host names,
+    shapes, ids) replaced by `<*>`, and runs of spaces made one. `extra` masks job-specific names (the hosts)."""
+    if extra is not None:
+        message = extra.sub(WILDCARD, message)
+    message = _HEX_TOKEN.sub(WILDCARD, message)
+    message = _COLON_IDS.sub(WILDCARD, message)
+    message = _PATH_TOKEN.sub(WILDCARD, message)
+    message = _DIGIT_TOKEN.sub(WILDCARD, message)
+    if "<*>," in message:
+        message = _LIST_OF_VARS.sub(r"\1<*>\2", message)
+    return _SPACES.sub(" ", message).strip()
+
+
+def names_pattern(names: list[str]) -> re.Pattern[str] | None:
+    """A pattern matching any of these names as a whole token (for masking host names that hold no digit)."""
+    plain = sorted({n for n in names if n and not any(c.isdigit() for c in n)}, key=len, reverse=True)
+    if not plain:
+        return None
+    return re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(n) for n in plain) + r")(?![\w-])")

@@ -1,0 +1,661 @@
+"""One streaming pass over a bundle's logs: per host, how often each template occurs and where it first did;
+per file, progress (iterations, loss, step time) and stage transitions. Large bundles are read by several processes.
+
+Memory stays flat in the size of the logs: files are read in blocks, and only counts and first occurrences are kept.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+import multiprocessing
+import os
+import re
+import statistics
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from diagagent.analysis.logparse import (
+    Progress,
+    ProgressLayout,
+    is_bad_number,
+    names_pattern,
+    progress_layout,
+    read_progress,
+    read_progress_with,
+)
+from diagagent.analysis.templates import (
+    CORRUPT,
+    K_CARET,
+    K_ERROR_HEAD,
+    K_EXCEPTION,
+    K_FRAME,
+    K_HEADER,
+    K_INDENTED,
+    K_MARKER_MASK,
+    K_SKIP,
+    K_TRACEBACK,
+    MARKERS,
+    OVERFLOW,
+    SHAPE_TABLE,
+    LineShaper,
+    TemplateMiner,
+    template_id,
+)
+from diagagent.telemetry import Bundle, LogFile, parse_timestamp
+
+BLOCK_BYTES = 1 << 22
+MAX_LINE_BYTES = 1 << 20
+CITE_CHARS = 2000  # a cited line's text is kept up to this many characters
+PARALLEL_BYTES = 48 << 20  # bundles with more log bytes than this are read by several processes
+_RING = 32  # recent lines kept per file, to find the time of a line that prints none
+K_ACTIVE = ~(K_HEADER | K_INDENTED)  # kind bits that need a look in the hot loop
+FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
+WARNING = 2
+_RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): ")
+_NCCL_HOST = re.compile(rb"^\s*(?:\[\w+\]:)?([\w.-]+):\d+:\d+ \[\d+\] NCCL")
+Stage = str  # init | training | checkpoint | eval | shutdown
+
+
+@dataclass(slots=True)
+class Occurrence:
+    """Where a message first occurred on one host."""
+
+    file: str
+    line: int
+    rank: int | None
+    text: str
+    ts: float | None  # its own time, or else the time of a line shortly before it
+    ts_exact: bool  # the line printed its own time
+    stage: Stage
+    iteration: int | None  # the file's last progress iteration when it occurred (None: none yet)
+    ts_next: float | None = None  # without a time of its own: the time of the next line that prints one
+    after_progress: bool = False  # after the file's last progress line (set when the file ends)
+
+
+@dataclass(slots=True)
+class MetricEvent:
+    kind: str  # nan_loss | inf_loss | nan_grad_norm | loss_jump | grad_norm_jump | nan_iterations
+    file: str
+    line: int
+    host: str | None
+    iteration: int | None
+    value: float | None
+    previous: float | None
+    text: str
+
+
+@dataclass(slots=True)
+class FileSummary:
+    """What one log file showed about progress and stages."""
+
+    file: str
+    host: str | None
+    rank: int | None
+    lines: int = 0
+    first_ts: float | None = None
+    last_ts: float | None = None
+    progress_lines: int = 0
+    first_iteration: int | None = None
+    first_iteration_line: int = 0
+    first_iteration_ts: float | None = None
+    last_iteration: int | None = None
+    last_iteration_line: int = 0
+    last_iteration_ts: float | None = None
+    stage: Stage = "init"
+    transitions: list[tuple[int, float | None, Stage]] = field(default_factory=list)
+    metrics: list[MetricEvent] = field(default_factory=list)
+    slow_from: int | None = None  # the first iteration of a lasting slowdown
+    slow_ratio: float | None = None
+    median_step_s: float | None = None
+
+
+@dataclass(slots=True)
+class HostScan:
+    counts: Counter[int] = field(default_factory=Counter)  # message id -> lines
+    first: dict[int, Occurrence] = field(default_factory=dict)
+    in_files: dict[int, list[Occurrence]] = field(default_factory=dict)  # warnings and errors: first in each file
+    files: int = 0
+    lines: int = 0
+
+
+@dataclass(slots=True)
+class ScanPart:
+    """What one process read: its messages (masked text, level, kind) and what it counted, by host and file."""
+
+    messages: list[str]
+    levels: list[int]
+    kinds: list[int]
+    code_lines: set[int]  # message ids seen as the source line under a traceback frame
+    exception_lines: set[int]  # message ids seen ending a traceback
+    continuation_lines: set[int]  # message ids seen continuing an exception's message (no header of their own)
+    detail_of: dict[int, set[int]]  # indented continuation message id -> the exception message ids it details
+    hosts: dict[str, HostScan]
+    files: list[FileSummary]
+    lines_read: int = 0
+    lines_skipped: int = 0
+    lines_not_utf8: int = 0
+    issues: list[str] = field(default_factory=list)
+    layouts: dict[bytes, ProgressLayout | None] = field(default_factory=dict)  # progress line shape -> layout
+
+
+# --- progress: iterations, loss, step time --------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Progress:
+    """Streaming checks over one file's progress lines: NaN/inf, 5x jumps, and the first lasting slowdown."""
+
+    losses: list[float] = field(default_factory=list)
+    grads: list[float] = field(default_factory=list)
+    steps: list[float] = field(default_factory=list)  # recent step times
+    baseline: list[float] = field(default_factory=list)  # step times before a candidate slowdown
+    candidate: tuple[int, float] | None = None
+    confirm: int = 0
+    last_ts: float | None = None
+    last_it: int | None = None
+    last_raw: bytes = b""  # the last line that gave an iteration (its time is read when the file ends)
+    nan_seen: int = 0
+    all_steps: list[float] = field(default_factory=list)  # a sample of step times, for the file's median
+
+
+_JUMP = 5.0
+_WINDOW = 10
+_CONFIRM = 3
+
+
+def _jump(history: list[float], value: float) -> float | None:
+    """The recent median when `value` is more than 5x it, else None."""
+    if len(history) < 3 or value <= _JUMP * min(history):
+        return None
+    med = sorted(history)[len(history) // 2]
+    return med if med > 0 and value > _JUMP * med else None
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+def _text(raw: bytes) -> str:
+    return raw[: CITE_CHARS * 2].decode("utf-8", errors="replace")[:CITE_CHARS].rstrip("\r")
+
+
+def _progress_line(summary: FileSummary, state: _Progress, prog: Progress, raw: bytes, line: int,
+                   year: int | None) -> None:
+    it = prog.iteration  # None on lines that print no step (HF Trainer's metric dicts)
+    step = prog.step_time_s
+    ts = parse_timestamp(_text(raw), year) if step is None else None
+    if it is not None:
+        if summary.first_iteration is None:
+            summary.first_iteration, summary.first_iteration_line = it, line
+            summary.first_iteration_ts = ts if ts is not None else parse_timestamp(_text(raw), year)
+        summary.last_iteration = it
+        summary.last_iteration_line = line
+        state.last_raw = raw
+    summary.progress_lines += 1
+
+    def metric(kind: str, value: float | None, previous: float | None) -> None:
+        if len(summary.metrics) < 64:
+            summary.metrics.append(MetricEvent(kind=kind, file=summary.file, line=line, host=summary.host,
+                                               iteration=it if it is not None else summary.last_iteration,
+                                               value=value, previous=previous, text=_text(raw)))
+
+    for name, value, history in (("loss", prog.loss, state.losses), ("grad_norm", prog.grad_norm, state.grads)):
+        if value is None:
+            continue
+        if is_bad_number(value):
+            metric(("nan_" if math.isnan(value) else "inf_") + name, value, history[-1] if history else None)
+            continue
+        med = _jump(history, value)
+        if med is not None:
+            metric(name + "_jump", value, med)
+        history.append(value)
+        del history[:-_WINDOW]
+    if prog.nan_iterations and prog.nan_iterations > state.nan_seen:
+        metric("nan_iterations", float(prog.nan_iterations), float(state.nan_seen))
+        state.nan_seen = prog.nan_iterations
+    if step is None and ts is not None and state.last_ts is not None and state.last_it is not None \
+            and it is not None and it > state.last_it:
+        step = (ts - state.last_ts) / (it - state.last_it)
+    state.last_ts, state.last_it = ts, it
+    if step is not None and it is not None:
+        _slowdown(summary, state, it, step)
+
+
+def _slowdown(summary: FileSummary, state: _Progress, it: int, step: float) -> None:
+    """L4's temporal check on step time: a step past mean + 3 sigma (and 1.3x) of the last 10 that lasts."""
+    if summary.slow_from is not None:
+        return
+    if state.candidate is not None:
+        base = sum(state.baseline) / len(state.baseline)
+        if step > 1.3 * base:
+            state.confirm += 1
+            if state.confirm >= _CONFIRM:
+                summary.slow_from, summary.slow_ratio = state.candidate[0], step / base if base > 0 else None
+            return
+        state.candidate, state.confirm = None, 0
+    recent = state.steps
+    if len(recent) >= 5 and step > 1.3 * sum(recent) / len(recent):
+        mean, sd = _mean_sd(recent)
+        if step > mean + 3 * sd:
+            state.candidate, state.confirm, state.baseline = (it, step), 0, list(recent)
+            return
+    recent.append(step)
+    del recent[:-_WINDOW]
+    if len(state.all_steps) < 4096:
+        state.all_steps.append(step)
+
+
+_STAGE_OF_MARKER = {"ckpt_start": "checkpoint", "eval_start": "eval", "shutdown": "shutdown",
+                    "train_start": "training", "iteration": "training"}  # ckpt_end / eval_end: back to before
+
+
+# --- one file ------------------------------------------------------------------------------------------------
+
+
+def _iter_blocks(path: Path) -> Iterator[bytes]:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        while True:
+            block = f.read(BLOCK_BYTES)
+            if not block:
+                return
+            yield block
+
+
+def _ts_of(texts: list[bytes], year: int | None) -> float | None:
+    for raw in texts:
+        ts = parse_timestamp(raw[:160].decode("utf-8", errors="replace"), year)
+        if ts is not None:
+            return ts
+    return None
+
+
+class _FileReader:
+    """Reads one log file into a host's counts, first occurrences and the file's summary."""
+
+    def __init__(self, part: ScanPart, shaper: LineShaper, lf: LogFile, host_of_rank: dict[int, str],
+                 local_ranks: dict[str, list[int]], year: int | None) -> None:
+        self.part, self.shaper, self.lf, self.year = part, shaper, lf, year
+        self.host_of_rank, self.local_ranks = host_of_rank, local_ranks
+        self.summary = FileSummary(file=lf.file, host=lf.host, rank=lf.rank)
+        self.progress = _Progress()
+        self.ring: list[bytes] = [b""] * _RING
+        self.tb = 0  # traceback state: 0 none, 1 header seen, 2 after a frame, 3 after a source line, 4 after the
+        # exception line or an error line with a header (what follows without a header continues its message)
+        self.known_ts: tuple[int, float | None] = (0, None)  # the latest line looked at for a time, and its time
+        self.stage_before = "init"  # the stage a checkpoint or eval returns to
+        self.pending: list[Occurrence] = []  # occurrences without a time, waiting for the next line that has one
+        self.seen: set[int] = set()  # message ids already seen in this file
+        self.exception_mid = -1  # the exception line (or error line) whose message the next lines may continue
+
+    def rank_of(self, raw: bytes) -> int | None:
+        if self.lf.rank is not None:
+            return self.lf.rank
+        m = _RANK_PREFIX.match(raw)
+        if m is None:
+            return None
+        if m.group(1) == b"rank":
+            return int(m.group(2))
+        local = int(m.group(2) or m.group(3))
+        if m.group(3) is not None:  # srun --label: a global task id
+            return local
+        ranks = self.local_ranks.get(self.lf.host or "", [])
+        return ranks[local] if local < len(ranks) else None
+
+    def host_of(self, raw: bytes) -> str | None:
+        """The host of a line in a file that has none (a job-wide log): from its rank prefix or NCCL header."""
+        rank = self.rank_of(raw)
+        if rank is not None:
+            return self.host_of_rank.get(rank)
+        m = _NCCL_HOST.match(raw)
+        return m.group(1).decode(errors="replace") if m else None
+
+    def time_near(self, lineno: int, raw: bytes) -> tuple[float | None, bool]:
+        """The line's timestamp (exact), else the latest one among the few lines before it (each looked at once)."""
+        ts = _ts_of([raw], self.year)
+        if ts is not None:
+            self.known_ts = (lineno, ts)
+            return ts, True
+        seen_line, seen_ts = self.known_ts
+        back = min(lineno - 1 - seen_line, _RING - 1)
+        ts = _ts_of([self.ring[(lineno - k) % _RING] for k in range(1, back + 1)], self.year)
+        if ts is None and lineno - seen_line < _RING:
+            ts = seen_ts
+        self.known_ts = (lineno, ts)
+        return ts, False
+
+    def read(self, root: Path) -> None:
+        part, summary = self.part, self.summary
+        fixed_host = self.lf.host
+        host_scan = part.hosts.setdefault(fixed_host, HostScan()) if fixed_host is not None else None
+        if host_scan is not None:
+            host_scan.files += 1
+        shaper = self.shaper
+        shapes, kinds, table = shaper.shapes, shaper.kinds, SHAPE_TABLE
+        ring = self.ring
+        lineno = 0
+        tail = b""
+        try:
+            for block in _iter_blocks(root / self.lf.file):
+                lines = (tail + block).split(b"\n")
+                tail = lines.pop()
+                if lineno == 0:
+                    summary.first_ts = _ts_of(lines[:_RING], self.year)
+                if len(tail) > MAX_LINE_BYTES:
+                    lines.append(tail[:MAX_LINE_BYTES])
+                    tail = b""
+                lineno = self._lines(lines, lineno, shapes, kinds, table, ring, host_scan)
+            if tail:
+                lineno = self._lines([tail], lineno, shapes, kinds, table, ring, host_scan)
+        except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            part.issues.append(f"{self.lf.file}:{lineno + 1}: read stopped here ({exc}); {lineno} lines read")
+        summary.lines = lineno
+        part.lines_read += lineno
+        if host_scan is not None:
+            host_scan.lines += lineno
+        self._finish(lineno)
+
+    def _lines(self, lines: list[bytes], lineno: int, shapes: dict[bytes, int], kinds: list[int], table: bytes,
+               ring: list[bytes], host_scan: HostScan | None) -> int:
+        shaper = self.shaper
+        counts = host_scan.counts if host_scan is not None else None
+        seen = self.seen
+        ids: list[int] = []
+        append = ids.append
+        pending = self.pending
+        for raw in lines:
+            lineno += 1
+            ring[lineno % _RING] = raw
+            mid = shapes.get(raw.translate(table))
+            if mid is None:
+                mid = shaper.add_shape(raw)
+            kind = kinds[mid]
+            if pending and kind & K_HEADER:
+                self._resolve_pending(raw)
+            if kind & K_ACTIVE or self.tb:
+                if kind & K_SKIP:
+                    if mid == CORRUPT:
+                        self.part.lines_skipped += 1
+                    elif self.tb == 4:
+                        self.tb = 0
+                    continue
+                self._structure(mid, kind, raw, lineno)
+            if counts is None:
+                self._hostless(mid, raw, lineno)
+                continue
+            append(mid)
+            if mid not in seen:
+                seen.add(mid)
+                self._first_in_file(mid, raw, lineno, host_scan)  # type: ignore[arg-type]
+        if counts is not None and ids:
+            counts.update(ids)
+        return lineno
+
+    def _first_in_file(self, mid: int, raw: bytes, lineno: int, scan: HostScan) -> None:
+        """A message's first line in this file: the host's first occurrence if it is new there; for a warning or
+        error, also its first line in this file (for up to FILES_PER_HOST files of the host)."""
+        new_on_host = mid not in scan.first
+        if not new_on_host and self.shaper.levels[mid] < WARNING:
+            return
+        occ = self._occurrence(raw, lineno)
+        if new_on_host:
+            scan.first[mid] = occ
+        if self.shaper.levels[mid] >= WARNING:
+            here = scan.in_files.setdefault(mid, [])
+            if len(here) < FILES_PER_HOST:
+                here.append(occ)
+
+    def _hostless(self, mid: int, raw: bytes, lineno: int) -> None:
+        host = self.host_of(raw) or "(unknown host)"
+        scan = self.part.hosts.setdefault(host, HostScan())
+        scan.counts[mid] += 1
+        scan.lines += 1
+        if mid not in scan.first:
+            scan.first[mid] = self._occurrence(raw, lineno)
+
+    def _occurrence(self, raw: bytes, lineno: int) -> Occurrence:
+        text = _text(raw)
+        if "\ufffd" in text:
+            self.part.lines_not_utf8 += 1
+        ts, exact = self.time_near(lineno, raw)
+        occ = Occurrence(file=self.lf.file, line=lineno, rank=self.rank_of(raw), text=text, ts=ts, ts_exact=exact,
+                         stage=self.summary.stage, iteration=self.summary.last_iteration)
+        if not exact and len(self.pending) < 10_000:
+            self.pending.append(occ)
+        return occ
+
+    def _resolve_pending(self, raw: bytes) -> None:
+        """A line with a header after occurrences that print no time: its time bounds theirs from above."""
+        ts = _ts_of([raw], self.year)
+        if ts is not None:
+            for occ in self.pending:
+                occ.ts_next = ts
+            self.pending.clear()
+
+    def _structure(self, mid: int, kind: int, raw: bytes, lineno: int) -> None:
+        """Markers (progress, stage) and the traceback state: which lines are frames, source, the exception."""
+        marker = kind & K_MARKER_MASK
+        if marker:
+            self._marker(MARKERS[marker], raw, lineno)
+        if kind & K_TRACEBACK:
+            self.tb = 1
+        elif kind & K_FRAME:
+            self.tb = 2
+        elif kind & K_CARET:
+            return
+        elif self.tb == 4 and not kind & K_HEADER:
+            self.part.continuation_lines.add(mid)
+            if kind & K_INDENTED and self.exception_mid >= 0:
+                self.part.detail_of.setdefault(mid, set()).add(self.exception_mid)
+        elif self.tb == 2 and not kind & K_EXCEPTION:
+            self.part.code_lines.add(mid)
+            self.tb = 3
+        elif self.tb in (1, 2, 3) and (not kind & K_HEADER or kind & K_EXCEPTION):
+            self.part.exception_lines.add(mid)
+            self.tb, self.exception_mid = 4, mid
+        elif kind & K_ERROR_HEAD:  # what follows an error line without a header of its own continues its message
+            self.tb, self.exception_mid = 4, mid
+        else:
+            self.tb = 0
+
+    def _marker(self, marker: str, raw: bytes, lineno: int) -> None:
+        summary = self.summary
+        if marker == "iteration":
+            _progress_line(summary, self.progress, self._read_progress(raw), raw, lineno, self.year)
+        if marker in ("ckpt_start", "eval_start") and summary.stage not in ("checkpoint", "eval"):
+            self.stage_before = summary.stage
+        new = _STAGE_OF_MARKER.get(marker, self.stage_before)
+        if new != summary.stage and summary.stage != "shutdown":
+            summary.stage = new
+            if len(summary.transitions) >= 64:
+                del summary.transitions[1:33]
+            summary.transitions.append((lineno, self.time_near(lineno, raw)[0], new))
+
+    def _read_progress(self, raw: bytes) -> Progress:
+        """A progress line's numbers; a layout per line shape makes the next line of that shape cheap."""
+        layouts = self.part.layouts
+        key = raw.translate(SHAPE_TABLE)
+        layout = layouts.get(key, False)
+        if layout is False:
+            if len(layouts) > 10_000:
+                layouts.clear()
+            layout = layouts[key] = progress_layout(raw)
+        if layout is None:
+            return read_progress(raw[:CITE_CHARS].decode("utf-8", errors="replace"))
+        return read_progress_with(layout, raw)
+
+    def _finish(self, lineno: int) -> None:
+        summary = self.summary
+        summary.last_ts = _ts_of([self.ring[(lineno - k) % _RING] for k in range(min(lineno, _RING))], self.year)
+        steps = self.progress.all_steps
+        summary.median_step_s = statistics.median(steps) if steps else None
+        if self.progress.last_raw:
+            summary.last_iteration_ts = parse_timestamp(_text(self.progress.last_raw), self.year)
+        self.part.files.append(summary)
+
+
+# --- a whole bundle, in one or more processes --------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ScanJob:
+    """What a worker process needs: plain data, no Bundle (it does not cross processes)."""
+
+    root: str
+    files: list[LogFile]
+    host_of_rank: dict[int, str]
+    local_ranks: dict[str, list[int]]
+    names: list[str]
+    year: int | None
+
+
+def scan_files(job: ScanJob) -> ScanPart:
+    """Read some of a bundle's log files (the work of one process)."""
+    shaper = LineShaper(names_pattern(job.names))
+    part = ScanPart(messages=shaper.messages, levels=shaper.levels, kinds=shaper.kinds, code_lines=set(),
+                    exception_lines=set(), continuation_lines=set(), detail_of={}, hosts={}, files=[])
+    root = Path(job.root)
+    for lf in job.files:
+        reader = _FileReader(part, shaper, lf, job.host_of_rank, job.local_ranks, job.year)
+        reader.read(root)
+    part.messages, part.levels, part.kinds = shaper.messages, shaper.levels, shaper.kinds
+    return part
+
+
+@dataclass(slots=True)
+class Template:
+    """One mined template, over the whole bundle."""
+
+    id: str
+    text: str
+    level: int  # LEVEL_RANK, -1 when nothing says
+    kinds: int  # OR of the kind flags of its messages
+    code: bool  # a source line under a traceback frame
+    exception: bool  # ends a traceback
+    continuation: bool = False  # continues an exception's message
+    details: set[str] = field(default_factory=set)  # an indented detail line of these exception templates
+    count: int = 0
+
+
+@dataclass(slots=True)
+class LogScan:
+    """The whole bundle's logs, counted by template: per host counts and first occurrences, and per file summaries."""
+
+    templates: dict[str, Template]
+    host_counts: dict[str, Counter[str]]
+    first: dict[str, dict[str, Occurrence]]  # template id -> host -> earliest occurrence on that host
+    in_files: dict[str, dict[str, list[Occurrence]]]  # warnings and errors: template id -> host -> first per file
+    files: list[FileSummary]
+    hosts_with_logs: list[str]
+    lines_read: int
+    lines_skipped: int
+    lines_not_utf8: int
+    issues: list[str]
+
+
+def _earlier(a: Occurrence, b: Occurrence) -> bool:
+    if a.ts is not None and b.ts is not None and a.ts != b.ts:
+        return a.ts < b.ts
+    return (a.file, a.line) < (b.file, b.line)
+
+
+def _split(files: list[LogFile], root: Path, parts: int) -> list[list[LogFile]]:
+    """Files dealt to `parts` workers, largest first, each to the least loaded (by bytes)."""
+    sized = sorted(((root / f.file).stat().st_size, i, f) for i, f in enumerate(files))
+    loads = [[0, []] for _ in range(parts)]
+    for size, _, f in reversed(sized):
+        target = min(loads, key=lambda load: load[0])
+        target[0] += size
+        target[1].append(f)
+    return [sorted(load[1], key=lambda f: f.file) for load in loads if load[1]]
+
+
+def default_workers(bundle: Bundle) -> int:
+    total = sum((bundle.root / f.file).stat().st_size for f in bundle.log_files)
+    return max(1, min(os.cpu_count() or 1, 4)) if total > PARALLEL_BYTES else 1
+
+
+def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner | None = None) -> LogScan:
+    """Read every log file once (in `workers` processes; default: one, or all cores for a large bundle), then mine
+    the distinct messages into templates and merge the counts by template."""
+    job = bundle.job
+    workers = default_workers(bundle) if workers is None else max(1, workers)
+    names = [n.host for n in job.nodes] + [n.ip for n in job.nodes if n.ip]
+    local = {h: rs for h, rs in job.host_to_ranks.items()}
+    chunks = _split(bundle.log_files, bundle.root, workers) if bundle.log_files else []
+    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year) for chunk in chunks]
+    if len(jobs) <= 1:
+        parts = [scan_files(j) for j in jobs]
+    else:
+        with ProcessPoolExecutor(max_workers=len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
+            parts = list(pool.map(scan_files, jobs))
+    return merge_parts(parts, miner or TemplateMiner(), [h for h in job.hosts])
+
+
+def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str]) -> LogScan:
+    """Mine every part's messages (in a fixed order), then merge counts and first occurrences by final template."""
+    clusters = [[miner.add(m) if mid > OVERFLOW else -1 for mid, m in enumerate(part.messages)] for part in parts]
+    tid_of_cluster = {cid: template_id(miner.cluster_template(cid))
+                      for cid in {c for part_clusters in clusters for c in part_clusters if c >= 0}}
+    templates: dict[str, Template] = {}
+    host_counts: dict[str, Counter[str]] = {}
+    first: dict[str, dict[str, Occurrence]] = {}
+    in_files: dict[str, dict[str, list[Occurrence]]] = {}
+    for part, part_clusters in zip(parts, clusters):
+        tid_of: list[str | None] = [tid_of_cluster.get(c) for c in part_clusters]
+        for mid, tid in enumerate(tid_of):
+            if tid is None:
+                continue
+            t = templates.get(tid)
+            if t is None:
+                t = templates[tid] = Template(id=tid, text=miner.cluster_template(part_clusters[mid]), level=-1,
+                                              kinds=0, code=False, exception=False)
+            t.level = max(t.level, part.levels[mid])
+            t.kinds |= part.kinds[mid]
+            t.code = t.code or mid in part.code_lines
+            t.exception = t.exception or mid in part.exception_lines
+            t.continuation = t.continuation or mid in part.continuation_lines
+            t.details.update(tid_of[e] for e in part.detail_of.get(mid, ()) if tid_of[e] is not None)
+        for host, scan in part.hosts.items():
+            counts = host_counts.setdefault(host, Counter())
+            here_first = {}
+            for mid, n in scan.counts.items():
+                tid = tid_of[mid]
+                if tid is None:
+                    continue
+                counts[tid] += n
+                templates[tid].count += n
+                occ = scan.first.get(mid)
+                known = here_first.get(tid)
+                if occ is not None and (known is None or _earlier(occ, known)):
+                    here_first[tid] = occ
+            for tid, occ in here_first.items():
+                known = first.setdefault(tid, {}).get(host)
+                if known is None or _earlier(occ, known):
+                    first[tid][host] = occ
+            for mid, occs in scan.in_files.items():
+                tid = tid_of[mid]
+                if tid is not None:
+                    in_files.setdefault(tid, {}).setdefault(host, []).extend(occs)
+    files = sorted((f for part in parts for f in part.files), key=lambda f: f.file)
+    last_line = {f.file: f.last_iteration_line for f in files}
+    for per_host in first.values():
+        for occ in per_host.values():
+            occ.after_progress = occ.line > last_line.get(occ.file, 0)
+    hosts = [h for h in job_hosts if h in host_counts] + sorted(h for h in host_counts if h not in job_hosts)
+    for per_host in in_files.values():
+        for host, occs in per_host.items():
+            by_file: dict[str, Occurrence] = {}
+            for occ in sorted(occs, key=lambda o: (o.file, o.line)):
+                by_file.setdefault(occ.file, occ)
+            per_host[host] = list(by_file.values())[:FILES_PER_HOST]
+    return LogScan(templates=templates, host_counts=host_counts, first=first, in_files=in_files, files=files,
+                   hosts_with_logs=hosts, lines_read=sum(p.lines_read for p in parts),
+                   lines_skipped=sum(p.lines_skipped for p in parts),
+                   lines_not_utf8=sum(p.lines_not_utf8 for p in parts), issues=[i for p in parts for i in p.issues])

@@ -1,0 +1,356 @@
+"""Template mining for training logs on drain3, with a shape cache in front of it, and the normal-event pool.
+
+`LineShaper` maps a raw line to a masked message (a line already seen in the same shape skips all parsing);
+`TemplateMiner` groups messages into templates with drain3; `NormalPool` keeps the templates of successful jobs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from drain3 import TemplateMiner as Drain3Miner
+from drain3.template_miner_config import TemplateMinerConfig
+from pydantic import BaseModel, Field, PrivateAttr
+
+from diagagent.analysis.logparse import (
+    LEVEL_RANK,
+    WILDCARD,
+    content_level,
+    line_kind,
+    marker_of,
+    mask,
+    split_header,
+)
+
+# a line's shape: its bytes with every digit made 0 (lines that differ only in numbers share a shape)
+SHAPE_TABLE = bytes.maketrans(b"123456789", b"000000000")
+MAX_MESSAGE_CHARS = 4096  # a message is cut here before masking (the line itself is kept whole for citing)
+
+# message ids reserved for lines that are not events
+BLANK, CORRUPT, OVERFLOW = 0, 1, 2
+# kind flags of a message (low 3 bits: the framework marker)
+MARKERS = ("", "iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown")
+K_ITERATION = 1
+K_MARKER_MASK = 7
+K_EXCEPTION, K_FRAME, K_TRACEBACK, K_SKIP, K_CARET, K_HEADER, K_ERROR_HEAD = 8, 16, 32, 64, 128, 256, 512
+K_ERROR_WORDS = 1024  # the message's own words say error (whatever its header's level)
+K_INDENTED = 2048  # the message is indented (after any rank prefix): under a traceback, or a detail line
+_KIND_BITS = {"exception": K_EXCEPTION, "frame": K_FRAME, "caret": K_CARET, "traceback": K_TRACEBACK, "other": 0}
+
+
+def _is_corrupt(text: str) -> bool:
+    """Binary junk: mostly replacement or control characters."""
+    bad = sum(1 for c in text if c == "\ufffd" or (c < " " and c != "\t"))
+    return bad * 4 > len(text)
+
+
+class LineShaper:
+    """Raw line -> message id. The fast path is one `bytes.translate` and one dict lookup per line; only a line of a
+    new shape is decoded, stripped of its header, classified and masked. Memory is bounded: the shape cache is
+    cleared when full, and messages past `max_messages` share one overflow id."""
+
+    def __init__(self, names: re.Pattern[str] | None = None, *, headers: bool = True,
+                 max_shapes: int = 200_000, max_messages: int = 100_000) -> None:
+        self.names = names
+        self.headers = headers
+        self.max_shapes = max_shapes
+        self.max_messages = max_messages
+        self.shapes: dict[bytes, int] = {}
+        self.messages: list[str] = ["", "<corrupt line>", "<more distinct messages than the miner keeps>"]
+        self.levels: list[int] = [-1, -1, -1]  # LEVEL_RANK of the message, -1 when nothing says
+        self.kinds: list[int] = [K_SKIP, K_SKIP, 0]
+        self._ids: dict[str, int] = {}
+        self.shape_misses = 0
+
+    def message_id(self, raw: bytes) -> int:
+        """The message id of one raw line (no trailing newline)."""
+        sid = self.shapes.get(raw.translate(SHAPE_TABLE))
+        return sid if sid is not None else self.add_shape(raw)
+
+    def add_shape(self, raw: bytes) -> int:
+        """The slow path: decode, split the header, classify and mask a line of a shape not seen yet."""
+        self.shape_misses += 1
+        if len(self.shapes) >= self.max_shapes:
+            self.shapes.clear()
+        key = raw.translate(SHAPE_TABLE)
+        text = raw[: MAX_MESSAGE_CHARS * 2].decode("utf-8", errors="replace")
+        if "\r" in text:  # a progress bar redrawn with \r: its last segment is what the reader saw
+            parts = [p for p in text.split("\r") if p.strip()]
+            text = parts[-1] if parts else ""
+        if not text.strip():
+            mid = BLANK
+        elif "\ufffd" in text and _is_corrupt(text):
+            mid = CORRUPT
+        else:
+            mid = self._message(text)
+        self.shapes[key] = mid
+        return mid
+
+    def _message(self, text: str) -> int:
+        structured = indented = False
+        if self.headers:
+            parsed = split_header(text)
+            message, header_level, structured = parsed.message[:MAX_MESSAGE_CHARS], parsed.level, parsed.structured
+            indented = parsed.indented
+            if not message:  # a line that is all header ("[0]:") is its own message
+                message = text.strip()[:MAX_MESSAGE_CHARS]
+        else:
+            message, header_level = text.strip()[:MAX_MESSAGE_CHARS], None
+        masked = mask(message, self.names)
+        if not masked:
+            return BLANK
+        mid = self._ids.get(masked)
+        word_level = content_level(message)
+        kind = line_kind(message)
+        level = _level(header_level, word_level, kind == "exception")
+        if mid is None:
+            if len(self.messages) >= self.max_messages:
+                return OVERFLOW
+            mid = len(self.messages)
+            self._ids[masked] = mid
+            self.messages.append(masked)
+            self.levels.append(level)
+            marker = marker_of(message)
+            error_head = structured and level >= LEVEL_RANK["error"]
+            error_words = word_level in ("error", "fatal")
+            self.kinds.append((MARKERS.index(marker) if marker else 0) | _KIND_BITS[kind]
+                              | (K_HEADER if structured else 0) | (K_ERROR_HEAD if error_head else 0)
+                              | (K_ERROR_WORDS if error_words else 0) | (K_INDENTED if indented else 0))
+        elif level > self.levels[mid]:
+            self.levels[mid] = level
+        return mid
+
+
+def _level(header: str | None, words: str | None, exception: bool) -> int:
+    """A line's level: its header's when it has one (a warning that mentions a hang is still a warning; an exception
+    line is an error whatever its header); else what its words say; -1 when neither says."""
+    level = LEVEL_RANK[header] if header else (LEVEL_RANK[words] if words else -1)
+    return max(level, LEVEL_RANK["error"]) if exception else level
+
+
+def canonical(template: str) -> str:
+    """A drain template in the form log-parsing oracles use: adjacent wildcards joined, spaces made one."""
+    t = " ".join(template.split())
+    while True:
+        prev = t
+        t = t.replace("<*><*>", WILDCARD).replace("<*>.<*>", WILDCARD)
+        if t == prev:
+            return t
+
+
+def template_id(template: str) -> str:
+    """A stable id for a template text (the same in every job and every run)."""
+    return "T" + hashlib.blake2b(template.encode(), digest_size=5).hexdigest()
+
+
+class TemplateMiner:
+    """drain3 over masked messages. Each distinct message goes through drain3 once; the templates are read when
+    mining ends, in canonical form, and clusters whose canonical templates are equal are one template."""
+
+    def __init__(self, *, sim_th: float = 0.4, depth: int = 4, max_clusters: int = 50_000,
+                 max_children: int = 100) -> None:
+        config = TemplateMinerConfig()
+        config.drain_sim_th = sim_th
+        config.drain_depth = depth
+        config.drain_max_clusters = max_clusters
+        config.drain_max_children = max_children
+        config.masking_instructions = []
+        config.profiling_enabled = False
+        self._miner = Drain3Miner(None, config)  # no persistence handler: drain3 would save on every new cluster
+        self._cluster_of: dict[str, int] = {}
+        self._templates: dict[int, str] = {}
+
+    def add(self, message: str) -> int:
+        """The drain3 cluster id of a masked message (adding it to drain3 if new)."""
+        cid = self._cluster_of.get(message)
+        if cid is None:
+            cluster, _ = self._miner.drain.add_log_message(message)
+            cid = cluster.cluster_id
+            self._cluster_of[message] = cid
+            self._templates[cid] = cluster.get_template()
+            if len(self._cluster_of) > 4 * self._miner.config.drain_max_clusters:
+                self._cluster_of.clear()
+        return cid
+
+    def cluster_template(self, cid: int) -> str:
+        cluster = self._miner.drain.id_to_cluster.get(cid)
+        return canonical(cluster.get_template() if cluster is not None else self._templates.get(cid, ""))
+
+    def template_of(self, message: str) -> str:
+        return self.cluster_template(self.add(message))
+
+    def mine(self, lines: Iterable[bytes], shaper: LineShaper | None = None) -> list[int]:
+        """Template group of every line (small ints, equal for lines of one template); lines that are not events
+        (blank, corrupt, past the message bound) get -1. A line of a known shape costs a translate and a lookup."""
+        shaper = shaper or LineShaper()
+        shapes, table = shaper.shapes, SHAPE_TABLE
+        cluster_of_message: list[int] = []
+        out_ids: list[int] = []
+        append = out_ids.append
+        for raw in lines:
+            mid = shapes.get(raw.translate(table))
+            if mid is None:
+                mid = shaper.add_shape(raw)
+            append(mid)
+        messages = shaper.messages
+        for mid in range(len(cluster_of_message), len(messages)):
+            cluster_of_message.append(self.add(messages[mid]) if mid > OVERFLOW else -1)
+        group_of_template: dict[str, int] = {}
+        group_of_cluster: dict[int, int] = {}
+        for cid in set(cluster_of_message):
+            if cid >= 0:
+                group_of_cluster[cid] = group_of_template.setdefault(self.cluster_template(cid),
+                                                                     len(group_of_template))
+        group_of_message = [group_of_cluster.get(c, -1) for c in cluster_of_message]
+        return [group_of_message[m] for m in out_ids]
+
+    def templates(self) -> dict[int, str]:
+        """Canonical template of every live cluster."""
+        return {c.cluster_id: canonical(c.get_template()) for c in self._miner.drain.clusters}
+
+
+def iter_lines(data: Iterable[bytes]) -> Iterator[bytes]:
+    """Raw lines (no newline) from byte blocks, for benches and tests."""
+    tail = b""
+    for block in data:
+        parts = (tail + block).split(b"\n")
+        tail = parts.pop()
+        yield from parts
+    if tail:
+        yield tail
+
+
+# --- the normal-event pool ----------------------------------------------------------------------------------
+
+
+class PoolJob(BaseModel):
+    learned_at: str
+    lines: int = 0
+    templates: list[str] = Field(default_factory=list)  # template ids
+
+
+class PoolTemplate(BaseModel):
+    template: str
+    level: str | None = None
+
+
+class NormalPool(BaseModel):
+    """Templates seen in successful jobs (L4's cross-job pattern). Lives in `<state_dir>/normal_pool/pool.json`;
+    written whole (temp file + rename, under a lock), once per learned job, never per template."""
+
+    version: int = 1
+    jobs: dict[str, PoolJob] = Field(default_factory=dict)
+    templates: dict[str, PoolTemplate] = Field(default_factory=dict)
+    _index: tuple[dict[str, int], dict[int, list[tuple[tuple[str, ...], str]]]] | None = PrivateAttr(None)
+
+    # --- learning --------------------------------------------------------------------------------------------
+
+    def add_job(self, job_id: str, templates: dict[str, str | None], lines: int = 0) -> None:
+        """Record one successful job's templates (text -> level); learning a job again replaces it."""
+        ids = []
+        for text, level in templates.items():
+            tid = template_id(text)
+            ids.append(tid)
+            known = self.templates.get(tid)
+            if known is None:
+                self.templates[tid] = PoolTemplate(template=text, level=level)
+        self.jobs[job_id] = PoolJob(learned_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                                    lines=lines, templates=sorted(ids))
+        self._index = None
+
+    def merged(self, other: NormalPool) -> NormalPool:
+        out = self.model_copy(deep=True)
+        for job_id, job in other.jobs.items():
+            out.jobs[job_id] = job
+        for tid, t in other.templates.items():
+            out.templates.setdefault(tid, t)
+        return out
+
+    # --- asking ----------------------------------------------------------------------------------------------
+
+    def _job_counts(self) -> dict[str, int]:
+        index = self._index
+        if index is None:
+            counts: dict[str, int] = {}
+            for job in self.jobs.values():
+                for tid in job.templates:
+                    counts[tid] = counts.get(tid, 0) + 1
+            by_len: dict[int, list[tuple[tuple[str, ...], str]]] = {}
+            for tid, t in self.templates.items():
+                tokens = tuple(t.template.split())
+                by_len.setdefault(len(tokens), []).append((tokens, tid))
+            index = self._index = (counts, by_len)
+        return index[0]
+
+    def share(self, template: str) -> float:
+        """The share of pool jobs whose logs hold this template (exactly, or a template that matches it where one
+        of the two has a wildcard). 0.0 for an empty pool."""
+        if not self.jobs:
+            return 0.0
+        counts = self._job_counts()
+        exact = counts.get(template_id(template), 0)
+        if exact:
+            return exact / len(self.jobs)
+        tokens = template.split()
+        best = 0
+        for cand, tid in (self._index[1] if self._index else {}).get(len(tokens), []):
+            if _compatible(tokens, cand):
+                best = max(best, counts.get(tid, 0))
+        return best / len(self.jobs)
+
+    # --- storage ---------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def path_in(state_dir: Path) -> Path:
+        return Path(state_dir) / "normal_pool" / "pool.json"
+
+    @classmethod
+    def load(cls, state_dir: Path) -> NormalPool:
+        """The pool in a state dir (empty if there is none, or if the file is unreadable)."""
+        path = cls.path_in(state_dir)
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except (OSError, ValueError):
+            return cls()
+
+    def save(self, state_dir: Path) -> Path:
+        """Write the pool atomically; concurrent writers are serialized by a lock file and merged."""
+        path = self.path_in(state_dir)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path.with_suffix(".lock")):
+            on_disk = type(self).load(state_dir)
+            merged = on_disk.merged(self) if on_disk.jobs else self
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".pool-", suffix=".json")
+            with os.fdopen(fd, "w") as f:
+                f.write(merged.model_dump_json())
+            os.replace(tmp, path)
+        return path
+
+
+def _compatible(a: list[str] | tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Two templates of one length that agree wherever neither has a wildcard, on at least half their tokens."""
+    same = 0
+    for x, y in zip(a, b):
+        if x == y:
+            same += x != WILDCARD
+        elif x != WILDCARD and y != WILDCARD:
+            return False
+    return same * 2 >= len(a)
+
+
+@contextlib.contextmanager
+def _locked(lock_path: Path) -> Iterator[None]:
+    with open(lock_path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

@@ -1,0 +1,110 @@
+"""`diagagent logs PATH|JOB_ID`: the log analysis (L4) as tables or JSON; `diagagent learn-normal PATH|JOB_ID`: add a
+successful job's templates to the normal-event pool in the state dir.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import typer
+from rich.table import Table
+
+from diagagent.apps.common import console, fail, open_bundle, print_json, settings
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%H:%M:%S") if ts is not None else "-"
+
+
+def _or_dash(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def _render(findings: LogFindings, job_id: str, top: int) -> None:  # noqa: F821
+    out = console()
+    head = Table(title=f"logs of job {job_id}", show_header=False, title_justify="left")
+    head.add_column(style="bold")
+    head.add_column()
+    head.add_row("read", f"{findings.lines_read:,} lines ({findings.lines_skipped:,} corrupt, skipped), "
+                         f"{findings.hosts_with_logs} nodes, {findings.templates:,} templates")
+    head.add_row("stage", findings.stage or "-")
+    head.add_row("iteration", f"last good {_or_dash(findings.last_good_iteration)}, "
+                              f"first abnormal {_or_dash(findings.first_abnormal_iteration)}")
+    out.print(head)
+    events = Table(title=f"failure-indicating events (top {top})", title_justify="left")
+    for col in ("#", "role", "score", "count", "nodes", "first seen", "template", "why"):
+        events.add_column(col, justify="right" if col in ("#", "score", "count", "nodes") else "left",
+                          overflow="fold")
+    style = {"cause": "bold red", "symptom": "yellow", "context": "dim"}
+    for i, e in enumerate(findings.events[:top], start=1):
+        where = f"{e.first.file}:{e.first.line}" + (f" {_when(e.first.ts)}" if e.first.ts else "")
+        events.add_row(str(i), f"[{style[e.role]}]{e.role}[/]", f"{e.score:.2f}", str(e.count), str(e.host_count),
+                       where, e.template[:160], e.why)
+    out.print(events)
+    if findings.nodes:
+        nodes = Table(title="suspect nodes", title_justify="left")
+        for col in ("host", "score", "why"):
+            nodes.add_column(col, justify="right" if col == "score" else "left", overflow="fold")
+        for n in findings.nodes[:top]:
+            nodes.add_row(n.host, f"{n.score:.2f}", "; ".join(n.reasons))
+        out.print(nodes)
+    if findings.metric_anomalies:
+        metrics = Table(title="metric anomalies", title_justify="left")
+        for col in ("kind", "iteration", "value", "before", "where"):
+            metrics.add_column(col)
+        for a in findings.metric_anomalies[:top]:
+            metrics.add_row(a.kind, str(a.iteration), str(a.value), str(a.previous),
+                            f"{a.location.file}:{a.location.line}")
+        out.print(metrics)
+    for note in findings.notes:
+        out.print(f"[dim]note:[/] {note}", soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def logs(
+        target: str = typer.Argument(..., help="A bundle directory or .tar.gz, or a job id / name in the jobs dir."),
+        json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
+        top: int = typer.Option(15, "--top", min=1, help="How many events and nodes to show."),
+        workers: int = typer.Option(0, "--workers", min=0, help="Processes reading the logs (0: automatic)."),
+    ) -> None:
+        """Find the failure-indicating log events, the faulty nodes, the stage and the iteration (L4)."""
+        from diagagent.analysis.events import analyze_logs, normal_pool_for
+
+        cfg = settings()
+        with open_bundle(target, cfg) as bundle:
+            pool, notes = normal_pool_for(bundle, cfg.state_dir, cfg.jobs_dir, workers or None)
+            findings = analyze_logs(bundle, pool, workers=workers or None)
+            findings.notes = notes + findings.notes
+            if json_out:
+                shown = findings.model_copy(update={"events": findings.events[:top], "nodes": findings.nodes[:top]})
+                print_json(shown)
+                return
+            _render(findings, bundle.job.job_id, top)
+
+    @app.command("learn-normal")
+    def learn_normal(
+        target: str = typer.Argument(..., help="A successful job's bundle (directory, .tar.gz, or job id)."),
+        force: bool = typer.Option(False, "--force", help="Learn it even if job.yaml says it did not succeed."),
+        workers: int = typer.Option(0, "--workers", min=0, help="Processes reading the logs (0: automatic)."),
+    ) -> None:
+        """Add a successful job's log templates to the normal-event pool (cross-job filtering, L4)."""
+        from diagagent.analysis.events import learn_job
+        from diagagent.analysis.templates import NormalPool
+
+        cfg = settings()
+        with open_bundle(target, cfg) as bundle:
+            if bundle.job.status != "succeeded" and not force:
+                fail(f"job {bundle.job.job_id} has status '{bundle.job.status}', not 'succeeded': its events would "
+                     "be taken as normal. Use --force if it did succeed.")
+            if not bundle.log_files:
+                fail(f"job {bundle.job.job_id} has no logs to learn from")
+            learned = NormalPool()
+            count = learn_job(learned, bundle, workers or None)
+            path = learned.save(cfg.state_dir)
+        pool = NormalPool.load(cfg.state_dir)
+        console().print(f"learned {count:,} templates of job {bundle.job.job_id}; the pool ({path}) now holds "
+                        f"{len(pool.jobs)} job(s) and {len(pool.templates):,} templates")
+
+
+__all__ = ["register"]

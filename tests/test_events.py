@@ -1,0 +1,151 @@
+"""The L4 pipeline on hand-written bundles in real formats: causes vs the cascade, nodes, stage, iteration."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from diagagent.analysis.events import analyze_logs, learn_job, normal_pool_for
+from diagagent.analysis.templates import NormalPool
+from diagagent.telemetry import Bundle
+from tests import test_logs_fixtures as fx
+
+
+def _analyze(root: Path, pool: NormalPool | None = None, workers: int | None = 1):
+    with Bundle.open(root) as bundle:
+        return analyze_logs(bundle, pool, workers=workers)
+
+
+def test_ecc_root_error_ranks_first_on_its_node_and_the_timeouts_are_the_cascade(tmp_path: Path) -> None:
+    f = _analyze(fx.ecc_cascade(tmp_path / "ecc"))
+    causes = f.causes()
+    assert causes[0].template == "RuntimeError: CUDA error: uncorrectable ECC error encountered"
+    assert causes[0].first.file == "logs/node-003/rank-5.log" and causes[0].first.line == 12
+    assert {c.first.host for c in causes} == {"node-003"}
+    warn = [e for e in f.events if e.template.startswith("NCCL WARN Cuda failure")]
+    assert warn[0].role == "context" and "the same failure" in warn[0].why  # the exception says it already
+    timeouts = [e for e in f.events if e.template.startswith("Watchdog caught collective operation timeout")]
+    assert timeouts and timeouts[0].role == "symptom" and timeouts[0].host_count == 3
+    frames = [e for e in f.events if e.template.startswith('File "<*>", line <*>')]
+    assert frames and all(e.role == "context" for e in frames)
+    assert f.nodes[0].host == "node-003"
+    assert f.stage == "training"
+    assert (f.last_good_iteration, f.first_abnormal_iteration) == (1200, 1201)
+    assert "no history jobs: cross-job filtering skipped" in f.notes
+
+
+def test_the_same_error_on_every_rank_at_init_is_the_cause_and_no_node_stands_out(tmp_path: Path) -> None:
+    f = _analyze(fx.import_error(tmp_path / "imp"))
+    assert f.causes()[0].template == "ModuleNotFoundError: No module named 'flash_attn'"
+    assert f.causes()[0].host_count == 3
+    assert f.stage == "init"
+    assert f.first_abnormal_iteration is None and f.last_good_iteration is None
+    assert f.nodes == []
+
+
+def test_nan_loss_gives_the_first_nan_iteration_and_its_line(tmp_path: Path) -> None:
+    f = _analyze(fx.nan_divergence(tmp_path / "nan"))
+    assert f.first_abnormal_iteration == 2417 and f.last_good_iteration == 2416
+    assert f.events[0].role == "cause" and f.events[0].id.startswith("metric:")
+    assert f.events[0].first.file == "logs/node-a2/rank-3.log"
+    assert "2417" in f.events[0].first.text
+    kinds = {a.kind for a in f.metric_anomalies}
+    assert {"nan_loss", "nan_grad_norm", "nan_iterations"} <= kinds
+    assert f.stage == "training"
+
+
+def test_a_failure_while_saving_is_in_the_checkpoint_stage(tmp_path: Path) -> None:
+    f = _analyze(fx.checkpoint_failure(tmp_path / "ckpt"))
+    assert f.stage == "checkpoint"
+    assert f.causes()[0].template == "OSError: [Errno <*>] No space left on device"
+    assert f.first_abnormal_iteration == 130
+
+
+def test_the_node_that_went_silent_is_the_suspect_not_the_ones_that_timed_out(tmp_path: Path) -> None:
+    f = _analyze(fx.node_crash(tmp_path / "crash"))
+    assert f.nodes[0].host == "node-x4"
+    assert any(r.startswith("lacks 2 of the 2 errors") for r in f.nodes[0].reasons)
+    assert any("end" in r for r in f.nodes[0].reasons)
+    assert not [e for e in f.causes() if "Watchdog" in e.template]
+    assert f.first_abnormal_iteration == 561
+
+
+def test_cross_job_filtering_demotes_what_successful_jobs_also_print(tmp_path: Path) -> None:
+    fx.ecc_cascade(tmp_path / "jobs" / "42")
+    fx.successful(tmp_path / "jobs" / "39")
+    job = tmp_path / "jobs" / "42" / "job.yaml"
+    job.write_text(job.read_text() + "history: ['39']\n")
+    state = tmp_path / "state"
+    with Bundle.open(tmp_path / "jobs" / "42") as bundle:
+        pool, notes = normal_pool_for(bundle, state, tmp_path / "jobs", workers=1)
+        assert pool is not None and "39" in pool.jobs
+        assert any("learned 1 history job" in n for n in notes)
+        f = analyze_logs(bundle, pool, workers=1)
+    nccl = [e for e in f.events if e.template.startswith("NCCL INFO comm")]
+    assert nccl and nccl[0].normal_share == 1.0 and nccl[0].role == "context"
+    assert f.causes()[0].normal_share == 0.0
+    assert "39" in NormalPool.load(state).jobs  # learned once, kept in the library
+    again, notes = normal_pool_for(Bundle.open(tmp_path / "jobs" / "42"), state, tmp_path / "jobs")
+    assert again is not None and not any("learned" in n for n in notes)
+
+
+def test_history_that_cannot_be_found_is_a_note_not_a_failure(tmp_path: Path) -> None:
+    root = fx.ecc_cascade(tmp_path / "42")
+    (root / "job.yaml").write_text((root / "job.yaml").read_text() + "history: [nope]\n")
+    with Bundle.open(root) as bundle:
+        pool, notes = normal_pool_for(bundle, tmp_path / "state", tmp_path / "jobs")
+    assert pool is None
+    assert any("nope" in n for n in notes)
+
+
+def test_learn_job_counts_templates(tmp_path: Path) -> None:
+    pool = NormalPool()
+    with Bundle.open(fx.successful(tmp_path / "ok")) as bundle:
+        n = learn_job(pool, bundle, workers=1)
+    assert n == len(pool.templates) >= 4
+    assert pool.jobs["39"].lines > 0
+
+
+def test_corrupt_lines_gzip_progress_bars_and_a_job_wide_log_are_read(tmp_path: Path) -> None:
+    hosts = ["node-1", "node-2"]
+    junk = bytes(range(128, 256)) * 2
+    body = (b"[2026-11-20 08:00:01,000] [INFO] [megatron] building GPT model ...\n" + junk + b"\n"
+            + " 5%|\u258c         | 50/1000 [00:30<09:30,  1.67it/s]\r 6%|\u258c         | 60/1000 [00:36<09:30,  "
+              "1.67it/s]\n".encode()
+            + b"RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    root = fx.write(tmp_path / "mix", {}, fx.job_yaml(hosts))
+    (root / "logs" / "node-1").mkdir(parents=True)
+    (root / "logs" / "node-1" / "rank-0.log.gz").write_bytes(gzip.compress(body))
+    (root / "logs" / "slurm-918273.out").write_text(
+        "0: [2026-11-20 08:00:02,000] [INFO] [megatron] building GPT model ...\n"
+        "3: [2026-11-20 08:00:09,000] [ERROR] [megatron] rank 3 lost its NVLink peer\n")
+    f = _analyze(root)
+    assert f.lines_skipped == 1
+    assert f.lines_read == 6
+    assert f.hosts_with_logs == 2
+    lost = [e for e in f.events if "NVLink peer" in e.template]
+    assert lost and lost[0].first.host == "node-2" and lost[0].first.rank == 3
+    illegal = [e for e in f.events if "illegal memory access" in e.template]
+    assert illegal and illegal[0].first.line == 4
+
+
+def test_two_processes_find_what_one_finds(tmp_path: Path) -> None:
+    root = fx.ecc_cascade(tmp_path / "ecc")
+    one, two = _analyze(root, workers=1), _analyze(root, workers=2)
+    assert [(e.id, e.role, e.count) for e in one.events] == [(e.id, e.role, e.count) for e in two.events]
+    assert [n.host for n in one.nodes] == [n.host for n in two.nodes]
+
+
+def test_no_logs_is_a_note(tmp_path: Path) -> None:
+    root = fx.write(tmp_path / "empty", {}, fx.job_yaml(["a-1"]))
+    f = _analyze(root)
+    assert f.events == [] and f.nodes == [] and f.lines_read == 0
+    assert "no logs in this bundle" in f.notes
+
+
+def test_a_lasting_slowdown_gives_the_first_slow_iteration(tmp_path: Path) -> None:
+    its, _ = fx.megatron_iterations(100, 160, 10, slow_from=137)
+    root = fx.write(tmp_path / "slow", {"logs/n-1/rank-0.log": its}, fx.job_yaml(["n-1"], status="slow", gpus=1))
+    f = _analyze(root)
+    assert f.slow_from_iteration == 137
+    assert (f.last_good_iteration, f.first_abnormal_iteration) == (136, 137)

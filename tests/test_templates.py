@@ -1,0 +1,187 @@
+"""Header stripping, masking, the shape cache, drain3 grouping, and the normal-event pool."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from diagagent.analysis.logparse import (
+    content_level,
+    is_cascade,
+    line_kind,
+    marker_of,
+    mask,
+    names_pattern,
+    progress_layout,
+    read_progress,
+    read_progress_with,
+    split_header,
+)
+from diagagent.analysis.templates import (
+    BLANK,
+    CORRUPT,
+    LineShaper,
+    NormalPool,
+    TemplateMiner,
+    canonical,
+    template_id,
+)
+
+# (raw line, the message left after the header, the header's level)
+HEADERS = [
+    ("[2026-11-20 08:00:05,120] [INFO] [megatron] building GPT model ...", "building GPT model ...", "info"),
+    ("[rank0]:[E1120 10:01:02.123456 ProcessGroupNCCL.cpp:683] [Rank 0] Watchdog caught collective operation timeout",
+     "Watchdog caught collective operation timeout", "error"),
+    ("[default1]:RuntimeError: CUDA error: uncorrectable ECC error encountered",
+     "RuntimeError: CUDA error: uncorrectable ECC error encountered", None),
+    ("node-002:1234:5678 [1] NCCL WARN Cuda failure 'uncorrectable ECC error encountered'",
+     "NCCL WARN Cuda failure 'uncorrectable ECC error encountered'", "warning"),
+    ("Nov 20 10:00:58 node-002 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, DBE (double bit error)",
+     "NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, DBE (double bit error)", None),
+    ("[Fri Nov 20 10:00:58 2026] NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus.",
+     "NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus.", None),
+    ("[ 1234.567890] mlx5_core 0000:3b:00.0: mlx5_0 port 1 link down", "mlx5_core 0000:3b:00.0: mlx5_0 port 1 link down",
+     None),
+    (("E1120 10:00:00.123000 140234 torch/distributed/elastic/multiprocessing/api.py:881] failed (exitcode: 1) "
+     "local_rank: 0 (pid: 1234)"), "failed (exitcode: 1) local_rank: 0 (pid: 1234)", "error"),
+    ("01/01/2024 10:00:00 - INFO - transformers.trainer - ***** Running training *****", "***** Running training *****",
+     "info"),
+    ("[INFO|trainer.py:1234] 2024-01-01 10:00:00,123 >> Saving model checkpoint to out/checkpoint-500",
+     "Saving model checkpoint to out/checkpoint-500", "info"),
+    ("[NeMo W 2024-01-01 10:00:00 exp_manager:123] There is no checkpoint", "There is no checkpoint", "warning"),
+    ("[rank0]:[titan] 2024-01-01 10:00:00,123 - root - INFO - step:  1  loss: 12.2527",
+     "step:  1  loss: 12.2527", "info"),
+    ("2024-01-01T10:00:00.123456789Z stderr F RuntimeError: boom", "RuntimeError: boom", None),
+    ("  12: [2024-01-01 10:00:00,123] [WARNING] [stage3.py:1850:step] 3 pytorch allocator cache flushes",
+     "3 pytorch allocator cache flushes", "warning"),
+    ("worker-1: [2024-01-01 10:00:00,123] [ERROR] [engine.py:12:save] checkpoint write failed",
+     "checkpoint write failed", "error"),
+    ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [node-017]:29500",
+     "The client socket has failed to connect to [node-017]:29500", "warning"),
+    ("WARNING:torch.distributed.run:Setting OMP_NUM_THREADS", "Setting OMP_NUM_THREADS", "warning"),
+    ("slurmstepd: error: Detected 1 oom_kill event in StepId=918273.batch",
+     "slurmstepd: error: Detected 1 oom_kill event in StepId=918273.batch", "error"),
+    ("RuntimeError: [enforce fail at alloc_cpu.cpp:83] data. DefaultCPUAllocator: not enough memory",
+     "RuntimeError: [enforce fail at alloc_cpu.cpp:83] data. DefaultCPUAllocator: not enough memory", None),
+    ("Info about the run", "Info about the run", None),
+]
+
+
+@pytest.mark.parametrize(("raw", "message", "level"), HEADERS)
+def test_header_is_stripped_and_level_kept(raw: str, message: str, level: str | None) -> None:
+    parsed = split_header(raw)
+    assert parsed.message == message
+    assert parsed.level == level
+
+
+@pytest.mark.parametrize(("message", "masked"), [
+    ("Got completion from peer 7.247.232.172<39936> with status=12 hca mlx5_15",
+     "Got completion from peer <*><<*>> with status=<*> hca <*>"),
+    ("NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, DBE", "NVRM: Xid (PCI:<*>): <*>, pid=<*>, DBE"),
+    ("loading checkpoint from /ckpt/42/iter_0001000 at 0x7f3a2b1c", "loading checkpoint from <*> at <*>"),
+    ("copying a param with shape torch.Size([4096, 1024]) from checkpoint",
+     "copying a param with shape torch.Size([<*>]) from checkpoint"),
+    ("mat1 and mat2 shapes cannot be multiplied (4096x1024 and 2048x4096)",
+     "<*> and <*> shapes cannot be multiplied (<*> and <*>)"),
+    ("WorkNCCL(SeqNum=78, OpType=ALLREDUCE, Timeout(ms)=600000)", "WorkNCCL(SeqNum=<*>, OpType=ALLREDUCE, Timeout(ms)=<*>)"),
+    ("link down on node-017   port 1", "link down on <*> port <*>"),
+    ("peer fe80::1a2b:3c4d closed; nic 0c:42:a1:3b:00:01", "peer <*> closed; nic <*>"),
+])
+def test_masking_hides_what_varies(message: str, masked: str) -> None:
+    assert mask(message) == masked
+
+
+def test_host_names_without_digits_are_masked_when_known() -> None:
+    names = names_pattern(["gpu-a", "gpu-b", "node-17"])
+    assert mask("lost connection to gpu-b from gpu-a", names) == "lost connection to <*> from <*>"
+    assert mask("gpu-abc stays", names) == "gpu-abc stays"
+
+
+def test_levels_kinds_markers_and_cascade_words() -> None:
+    assert content_level("ModuleNotFoundError: No module named 'x'") == "error"
+    assert content_level("Segmentation fault (core dumped)") == "fatal"
+    assert content_level("number of skipped iterations: 0 | number of nan iterations: 0 |") is None
+    assert content_level("Retrying in 5 seconds") == "warning"
+    assert line_kind('File "/a/b.py", line 3, in f') == "frame"
+    assert line_kind("Traceback (most recent call last):") == "traceback"
+    assert line_kind("torch.OutOfMemoryError: CUDA out of memory.") == "exception"
+    assert line_kind("    ^^^^^^^^^") == "caret"
+    assert marker_of("saving checkpoint at iteration    1000 to /ckpt") == "ckpt_start"
+    assert marker_of("successfully saved checkpoint from iteration 1000 to /ckpt") == "ckpt_end"
+    assert marker_of("validation loss at iteration 1000 | lm loss value: 2.1") == "eval_end"
+    assert marker_of("***** Running Evaluation *****") == "eval_start"
+    assert marker_of("loading checkpoint from /ckpt at iteration 1000") is None
+    assert marker_of("step:  1  loss: 12.2527  memory: 32.34GiB") == "iteration"
+    assert is_cascade("Watchdog caught collective operation timeout")
+    assert is_cascade("Sending process 1234 closing signal SIGTERM")
+    assert not is_cascade("CUDA error: uncorrectable ECC error encountered")
+
+
+def test_progress_numbers_and_the_fast_layout_agree() -> None:
+    line = (b"[2026-11-20 10:00:00,000] iteration     1200/  100000 | elapsed time per iteration (ms): 4012.3 | "
+            b"lm loss: 2.113E+00 | grad norm: 0.981 | number of nan iterations:   0 |")
+    full = read_progress(line.decode())
+    assert (full.iteration, full.loss, full.grad_norm, full.nan_iterations) == (1200, 2.113, 0.981, 0)
+    assert full.step_time_s == pytest.approx(4.0123)
+    layout = progress_layout(line)
+    assert layout is not None
+    other = line.replace(b"1200", b"1201").replace(b"2.113E+00", b"2.101E+00")
+    fast = read_progress_with(layout, other)
+    assert (fast.iteration, fast.loss) == (1201, 2.101)
+    assert progress_layout(line.replace(b"2.113E+00", b"nan      ")) is None  # NaN lines are read in full
+    assert str(read_progress("{'loss': nan, 'grad_norm': 1.0}").loss) == "nan"
+    assert read_progress("lm loss: 2.0 | grad norm: inf").grad_norm == float("inf")
+
+
+def test_shaper_parses_each_shape_once_and_skips_blank_and_corrupt_lines() -> None:
+    shaper = LineShaper()
+    lines = [f"[2026-11-20 08:00:{s:02d},120] [INFO] step {s} done".encode() for s in range(10, 60)]
+    ids = {shaper.message_id(raw) for raw in lines}
+    assert len(ids) == 1
+    assert shaper.shape_misses == 1
+    assert shaper.message_id(b"   ") == BLANK
+    assert shaper.message_id(bytes(range(128, 250))) == CORRUPT
+    assert shaper.message_id("naïve café".encode()) > CORRUPT
+
+
+def test_miner_groups_ranks_and_keeps_different_errors_apart() -> None:
+    miner = TemplateMiner()
+    lines = [
+        (b"[rank1]:[E1120 10:01:02.1 ProcessGroupNCCL.cpp:683] [Rank 1] Watchdog caught collective operation timeout: "
+        b"WorkNCCL(SeqNum=78, OpType=ALLREDUCE)"),
+        (b"[rank12]:[E1120 10:01:03.9 ProcessGroupNCCL.cpp:683] [Rank 12] Watchdog caught collective operation timeout: "
+        b"WorkNCCL(SeqNum=79, OpType=BROADCAST)"),
+        b"RuntimeError: CUDA error: uncorrectable ECC error encountered",
+        b"RuntimeError: CUDA error: an illegal memory access was encountered",
+        b"",
+    ]
+    groups = miner.mine(lines)
+    assert groups[0] == groups[1]
+    assert len({groups[0], groups[2], groups[3]}) == 3
+    assert groups[4] == -1
+    assert any(t.startswith("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=<*>,")
+               for t in miner.templates().values())
+
+
+def test_canonical_template_and_stable_ids() -> None:
+    assert canonical("a  <*><*> b <*>.<*>") == "a <*> b <*>"
+    assert template_id("x <*>") == template_id("x <*>") != template_id("x <*> y")
+
+
+def test_normal_pool_persists_merges_and_matches_with_wildcards(tmp_path) -> None:
+    pool = NormalPool()
+    pool.add_job("39", {"NCCL INFO comm <*> rank <*> nranks <*>": "info", "loading data from <*>": "info"}, lines=10)
+    pool.save(tmp_path)
+    other = NormalPool()
+    other.add_job("40", {"NCCL INFO comm <*> rank <*> nranks <*>": "info"})
+    other.save(tmp_path)  # a second writer: merged, not overwritten
+    loaded = NormalPool.load(tmp_path)
+    assert set(loaded.jobs) == {"39", "40"}
+    assert loaded.share("NCCL INFO comm <*> rank <*> nranks <*>") == 1.0
+    assert loaded.share("loading data from /data/shard-7") == 0.5  # a wildcard in the pool matches a literal
+    assert loaded.share("RuntimeError: CUDA error") == 0.0
+    raw = json.loads(NormalPool.path_in(tmp_path).read_text())
+    assert raw["version"] == 1 and "templates" in raw  # plain JSON, never a pickle
+    (NormalPool.path_in(tmp_path)).write_text("{not json")
+    assert NormalPool.load(tmp_path).jobs == {}  # an unreadable pool is an empty pool, not a crash
