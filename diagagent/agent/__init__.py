@@ -2,3 +2,11 @@
 
 The model only reads and proposes; it has no tool that executes anything.
 """
+
+
+def __getattr__(name: str):  # noqa: ANN202 - lazy, so importing the package stays cheap
+    if name in ("Session", "Answer", "diagnose_with_llm"):
+        from diagagent.agent import session
+
+        return getattr(session, name)
+    raise AttributeError(name)

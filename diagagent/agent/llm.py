@@ -1,0 +1,149 @@
+"""The LLM agent: any OpenAI-compatible endpoint through langchain-openai, driving the manifest tools.
+
+The model reads tool results as data and ends with a `DiagnosisSubmission` that cites evidence by the ids the
+tools issued; `resolve_submission` turns it into a Diagnosis, dropping any id or host the tools never showed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from diagagent.agent.budget import compact_json
+from diagagent.agent.manifest import ToolSpec
+from diagagent.config import Settings
+from diagagent.diagnosis import Diagnosis, NodeScore
+from diagagent.telemetry.truth import Category, Stage
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.tools import BaseTool
+
+    from diagagent.agent.context import ToolContext
+
+EventSink = Callable[[dict[str, Any]], None]
+
+
+class NodeClaim(BaseModel):
+    host: str
+    score: float = Field(ge=0, le=1)
+    reason: str = ""
+    evidence: list[str] = Field(default_factory=list, description="evidence ids from tool results")
+
+
+class DiagnosisSubmission(BaseModel):
+    """Submit the final diagnosis. Cite only evidence ids (e1, e2, ...) that tool results showed you."""
+
+    category: Category | None = Field(description="hardware|network|infrastructure|framework|user_code|data")
+    fault: str | None = Field(None, description="fault id, e.g. gpu_ecc_uncorrectable (from a matched schema)")
+    root_cause: str = Field(description="one sentence: what broke, where")
+    confidence: float = Field(ge=0, le=1)
+    faulty_nodes: list[NodeClaim] = Field(default_factory=list, description="most suspect first")
+    stage: Stage | None = None
+    iteration: int | None = None
+    evidence: list[str] = Field(default_factory=list, description="evidence ids, strongest first")
+    notes: list[str] = Field(default_factory=list, description="what could not be checked, and how to check it")
+
+
+def chat_model(settings: Settings) -> BaseChatModel:
+    """The configured OpenAI-compatible chat model (no network until it is called)."""
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model=settings.llm_model, base_url=settings.llm_base_url,
+                      api_key=settings.api_key() or "not-needed", timeout=settings.llm_timeout_s,
+                      max_retries=1, temperature=0)
+
+
+def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: EventSink | None = None) -> list[BaseTool]:
+    """langchain tools over the manifest specs, each returning compact JSON and reporting its call to `sink`."""
+    from langchain_core.tools import StructuredTool
+
+    def make(spec: ToolSpec) -> BaseTool:
+        func = spec.resolve()
+
+        def run(**kwargs: Any) -> str:
+            args = {k: v for k, v in kwargs.items() if v is not None}
+            if sink:
+                sink({"type": "tool_start", "tool": spec.name, "args": args})
+            try:
+                result = func(ctx, **args)
+            except Exception as exc:  # a tool failing is reported to the model, not fatal  # noqa: BLE001
+                result = {"error": f"{type(exc).__name__}: {exc}"}
+            text = compact_json(result)
+            if sink:
+                sink({"type": "tool_end", "tool": spec.name, "args": args, "result": text})
+            return text
+
+        return StructuredTool.from_function(func=run, name=spec.name, description=spec.description,
+                                            args_schema=spec.args_model())
+
+    return [make(s) for s in specs]
+
+
+def _repeat_guard() -> Any:
+    """Middleware: a tool called again with the same arguments gets a nudge instead of a re-run (loop guard)."""
+    from langchain.agents.middleware import wrap_tool_call
+    from langchain_core.messages import ToolMessage
+
+    seen: Counter[str] = Counter()
+
+    @wrap_tool_call
+    def repeat_guard(request: Any, handler: Any) -> Any:
+        call = request.tool_call
+        key = call["name"] + json.dumps(call.get("args", {}), sort_keys=True, default=str)
+        seen[key] += 1
+        if seen[key] > 1:
+            return ToolMessage(content=f"You already called {call['name']} with these arguments; the result is "
+                                       "above. Use it, change the arguments, or submit the diagnosis.",
+                               tool_call_id=call["id"], name=call["name"])
+        return handler(request)
+
+    return repeat_guard
+
+
+def build_agent(model: BaseChatModel, tools: list[BaseTool], system_prompt: str, max_steps: int,
+                structured: bool) -> Any:
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ModelCallLimitMiddleware
+    from langchain.agents.structured_output import ToolStrategy
+
+    middleware = [ModelCallLimitMiddleware(run_limit=max_steps, exit_behavior="end"), _repeat_guard()]
+    return create_agent(model, tools, system_prompt=system_prompt, middleware=middleware,
+                        response_format=ToolStrategy(DiagnosisSubmission) if structured else None)
+
+
+def resolve_submission(sub: DiagnosisSubmission, ctx: ToolContext, draft: Diagnosis) -> Diagnosis:
+    """The model's submission as a Diagnosis: only evidence ids the tools issued and hosts of this job survive."""
+    notes = list(sub.notes)
+    evidence = []
+    for eid in sub.evidence:
+        ev = ctx.analyses.evidence.get(eid)
+        if ev is None:
+            notes.append(f"the model cited evidence id {eid!r}, which no tool showed; dropped")
+        elif ev not in evidence:
+            evidence.append(ev)
+    hosts = set(ctx.bundle.job.hosts)
+    nodes = []
+    for claim in sub.faulty_nodes:
+        if claim.host not in hosts:
+            notes.append(f"the model named host {claim.host!r}, which is not in this job; dropped")
+            continue
+        nodes.append(NodeScore(host=claim.host, score=claim.score, reason=claim.reason,
+                               evidence=[e for e in claim.evidence if e in ctx.analyses.evidence]))
+    if not evidence:  # a diagnosis always shows its evidence: fall back to the draft's
+        evidence = draft.evidence
+        notes.append("the model cited no valid evidence; the playbook's evidence is shown")
+    diagnosis = draft.model_copy(update={
+        "category": sub.category, "fault": sub.fault, "root_cause": sub.root_cause,
+        "confidence": sub.confidence, "faulty_nodes": nodes or draft.faulty_nodes, "stage": sub.stage,
+        "iteration": sub.iteration, "evidence": evidence, "notes": notes + draft.notes, "proposals": []})
+    from diagagent.actions import propose
+
+    eviction = ctx.analyses.eviction_hosts()
+    diagnosis.proposals = propose(diagnosis, ctx.bundle.job, eviction_hosts=eviction,
+                                  new_code_suspected=ctx.analyses.new_code_suspected(diagnosis))
+    return diagnosis

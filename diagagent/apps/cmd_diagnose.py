@@ -1,0 +1,126 @@
+"""`diagagent diagnose PATH|JOB_ID`: the whole diagnosis as a rich report (or JSON), with live progress.
+
+Proposals go to the Ledger as pending; `diagagent actions approve ID` is the only way they run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Group
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from diagagent.apps.common import console, open_bundle, print_json, settings
+from diagagent.diagnosis import Diagnosis
+
+ANALYZER_LABELS = {"logs": "log templates and events (L4)", "health": "health probes", "stacks": "stack clusters",
+                   "flows": "flow timeline (LLMPrism)", "schemata": "failure schemata"}
+
+
+def render(d: Diagnosis, ledger_ids: dict[int, int] | None = None) -> Group:
+    """The diagnosis as rich renderables: summary, nodes, evidence, schemata, proposals, notes."""
+    head = (f"[bold]{escape(d.root_cause)}[/]\n\ncategory [bold]{d.category or '?'}[/]   fault [bold]{d.fault or '?'}[/]   "
+            f"confidence [bold]{d.confidence:.0%}[/]   stage {d.stage or '?'}   iteration "
+            f"{d.iteration if d.iteration is not None else '?'}")
+    parts: list = [Panel(head, title=f"job {d.job_id} ({d.status})", title_align="left", border_style="red")]
+    if d.faulty_nodes:
+        nodes = Table(title="faulty nodes", title_justify="left", expand=True)
+        nodes.add_column("host", style="bold")
+        nodes.add_column("score", justify="right")
+        nodes.add_column("why", ratio=1)
+        for n in d.faulty_nodes:
+            nodes.add_row(Text(n.host), f"{n.score:.2f}", Text(n.reason))
+        parts.append(nodes)
+    if d.evidence:
+        ev = Text()
+        for e in d.evidence[:12]:
+            where = f"{e.file}:{e.line}" if e.file and e.line else (e.file or e.host or "")
+            ev.append(f"{e.id:>4} ", style="bold")
+            ev.append(f"{e.role:<8}", style="red" if e.role == "cause" else "dim")
+            ev.append(f"{where}\n", style="cyan")
+            ev.append(f"      {e.text[:300]}\n")
+        parts.append(Panel(ev, title="evidence", title_align="left"))
+    if d.schemata:
+        sch = Table(title="matched schemata", title_justify="left")
+        for col in ("schema", "title", "score"):
+            sch.add_column(col, justify="right" if col == "score" else "left")
+        for s in d.schemata[:3]:
+            sch.add_row(s.schema_id, Text(s.title), f"{s.score:.2f}")
+        parts.append(sch)
+    if d.proposals:
+        prop = Table(title="proposed actions (pending an authorized operator)", title_justify="left", expand=True)
+        for col in ("ledger id", "action", "target", "reason"):
+            prop.add_column(col, ratio=2 if col == "reason" else None)
+        for i, p in enumerate(d.proposals):
+            target = {"evict": ", ".join(p.nodes), "restart": f"step {p.from_step}",
+                      "rollback": p.to_commit or ""}.get(p.kind, "")
+            lid = str((ledger_ids or {}).get(i, "-"))
+            reason = Text(p.reason)
+            if p.warnings:
+                reason.append(f" ({'; '.join(p.warnings)})", style="yellow")
+            prop.add_row(lid, p.kind, Text(target), reason)
+        parts.append(prop)
+    if d.notes:
+        parts.append(Panel(Text("\n".join(f"- {n}" for n in d.notes)), title="not checked / to check", title_align="left",
+                           border_style="yellow"))
+    return Group(*parts)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def diagnose(
+        target: str = typer.Argument(..., help="A bundle directory or .tar.gz, or a job id / name in the jobs dir."),
+        json_out: bool = typer.Option(False, "--json", help="Print the Diagnosis as JSON."),
+        llm: bool = typer.Option(False, "--llm", help="Use the configured LLM (DIAGAGENT_LLM_BASE_URL)."),
+        submit: bool = typer.Option(True, "--submit/--no-submit", help="Record proposals in the Ledger as pending."),
+        report: Path | None = typer.Option(None, "--report", help="Also write a report (.html or .md)."),
+    ) -> None:
+        """Diagnose an incident: root cause, faulty nodes, cited evidence, and actions pending approval."""
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        from diagagent.agent import Session
+
+        cfg = settings()
+        if llm and not cfg.llm_base_url:
+            console(stderr=True).print("[yellow]--llm: no DIAGAGENT_LLM_BASE_URL configured; the playbook answers[/]")
+        with open_bundle(target, cfg) as bundle:
+            progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                                console=console(stderr=True), transient=True, disable=json_out)
+            tasks: dict[str, int] = {}
+
+            def on_event(event: dict) -> None:
+                kind, name = event.get("type"), event.get("name") or event.get("tool")
+                if kind in ("analyzer_start", "tool_start"):
+                    label = ANALYZER_LABELS.get(name, name) if kind == "analyzer_start" else f"tool {name}"
+                    tasks[name] = progress.add_task(label, total=None)
+                elif kind in ("analyzer_end", "tool_end") and name in tasks:
+                    progress.remove_task(tasks.pop(name))
+
+            with progress:
+                session = Session(bundle, cfg, on_event=on_event, use_llm=llm and bool(cfg.llm_base_url))
+                d = session.diagnose()
+            ledger_ids = _submit(d, cfg, bundle.job) if submit and d.proposals else {}
+            if report is not None:
+                from diagagent.apps.report import write_report
+
+                write_report(d, bundle, report)
+            if json_out:
+                print_json(d)
+                return
+            console().print(render(d, ledger_ids))
+            if ledger_ids:
+                console().print("approve with [bold]diagagent actions approve ID[/] (see [bold]diagagent actions "
+                                "show ID[/] for exactly what runs)")
+            if report is not None:
+                console().print(f"report written to {report}")
+
+
+def _submit(d: Diagnosis, cfg, job) -> dict[int, int]:  # noqa: ANN001
+    from diagagent.actions import Ledger
+
+    ledger = Ledger.from_settings(cfg)
+    return {i: ledger.submit(d.job_id, p, "diagagent", job=job).id for i, p in enumerate(d.proposals)}

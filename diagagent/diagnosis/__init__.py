@@ -1,0 +1,28 @@
+"""Diagnosis: the output contract (Evidence, Diagnosis, ActionProposal) and `diagnose()`, which fuses the
+analyzers' findings and the matched schemata into one cited diagnosis with proposed actions.
+"""
+
+from diagagent.diagnosis.models import (
+    ActionProposal,
+    Diagnosis,
+    Evidence,
+    EvidenceKind,
+    EvidenceRole,
+    NodeScore,
+    SchemaMatch,
+)
+
+__all__ = ["ActionProposal", "Analyses", "Diagnosis", "Evidence", "EvidenceKind", "EvidenceRole", "NodeScore",
+           "SchemaMatch", "diagnose"]
+
+
+def __getattr__(name: str):  # noqa: ANN202 - lazy: schemata imports the models above from this package
+    if name == "diagnose":
+        from diagagent.diagnosis.fuse import diagnose
+
+        return diagnose
+    if name == "Analyses":
+        from diagagent.diagnosis.analyses import Analyses
+
+        return Analyses
+    raise AttributeError(name)

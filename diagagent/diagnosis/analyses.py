@@ -1,0 +1,158 @@
+"""One incident's analyzer results, each computed on first use and kept, and the evidence registry.
+
+The playbook, the LLM's tools and `diagnose()` share one `Analyses`, so no analyzer runs twice and every cited
+fact has the same id (e1, e2, ...) wherever it is shown.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from diagagent.config import Settings
+from diagagent.diagnosis.models import Diagnosis, Evidence, EvidenceKind, EvidenceRole
+from diagagent.telemetry import Bundle
+
+if TYPE_CHECKING:
+    from diagagent.analysis.events import LogFindings
+    from diagagent.analysis.flows import FlowFindings
+    from diagagent.analysis.health import HealthFindings
+    from diagagent.analysis.stacks import StackFindings
+    from diagagent.schemata import SchemaCache, SchemaHit
+
+ProgressSink = Callable[[dict[str, Any]], None]
+T = TypeVar("T")
+NEW_CODE_WINDOW = timedelta(hours=24)  # a commit this close before the job started is "new code"
+
+
+class EvidenceRegistry:
+    """Gives each cited fact one stable id; the same line cited twice keeps its first id."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, Evidence] = {}
+        self._by_key: dict[tuple, str] = {}
+
+    def cite(self, kind: EvidenceKind, *, role: EvidenceRole = "cause", file: str | None = None,
+             line: int | None = None, host: str | None = None, rank: int | None = None, text: str = "",
+             why: str = "", ts: float | None = None, score: float = 0.0) -> Evidence:
+        key = (kind, file, line, host, rank) if file else (kind, host, rank, text[:160])
+        if key in self._by_key:
+            return self._by_id[self._by_key[key]]
+        ev = Evidence(id=f"e{len(self._by_id) + 1}", kind=kind, role=role, file=file, line=line, host=host,
+                      rank=rank, text=text, why=why, ts=ts, score=round(score, 4))
+        self._by_id[ev.id] = ev
+        self._by_key[key] = ev.id
+        return ev
+
+    def get(self, evidence_id: str) -> Evidence | None:
+        return self._by_id.get(evidence_id)
+
+    def __contains__(self, evidence_id: object) -> bool:
+        return evidence_id in self._by_id
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+
+class Analyses:
+    """Lazily run analyzers over one bundle; each reports its start and end to `on_progress`."""
+
+    def __init__(self, bundle: Bundle, settings: Settings | None = None,
+                 on_progress: ProgressSink | None = None) -> None:
+        self.bundle = bundle
+        self.settings = settings or Settings.load()
+        self.on_progress = on_progress
+        self.evidence = EvidenceRegistry()
+        self.notes: list[str] = []
+        self.timings: dict[str, float] = {}
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        if self.on_progress is not None:
+            self.on_progress(event)
+
+    def _run(self, name: str, fn: Callable[[], T]) -> T | None:
+        self._emit({"type": "analyzer_start", "name": name})
+        t0 = time.perf_counter()
+        try:
+            result = fn()
+        except Exception as exc:  # one analyzer failing must not stop the diagnosis  # noqa: BLE001
+            self.notes.append(f"the {name} analyzer failed ({type(exc).__name__}: {exc}); diagnosed without it")
+            result = None
+        self.timings[name] = time.perf_counter() - t0
+        self._emit({"type": "analyzer_end", "name": name, "seconds": round(self.timings[name], 3),
+                    "ok": result is not None})
+        return result
+
+    @cached_property
+    def logs(self) -> LogFindings | None:
+        if not self.bundle.has("logs"):
+            return None
+
+        def run() -> LogFindings:
+            from diagagent.analysis.events import analyze_logs, normal_pool_for
+
+            pool, notes = normal_pool_for(self.bundle, self.settings.state_dir, self.settings.jobs_dir)
+            self.notes.extend(notes)
+            return analyze_logs(self.bundle, pool)
+
+        return self._run("logs", run)
+
+    @cached_property
+    def flows(self) -> FlowFindings | None:
+        if not self.bundle.has("flows"):
+            return None
+        from diagagent.analysis.flows import analyze_flows
+
+        return self._run("flows", lambda: analyze_flows(self.bundle))
+
+    @cached_property
+    def stacks(self) -> StackFindings | None:
+        if not self.bundle.has("stacks"):
+            return None
+        from diagagent.analysis.stacks import analyze_stacks
+
+        return self._run("stacks", lambda: analyze_stacks(self.bundle))
+
+    @cached_property
+    def health(self) -> HealthFindings | None:
+        if not self.bundle.has("probes"):
+            return None
+        from diagagent.analysis.health import analyze_health
+
+        return self._run("health", lambda: analyze_health(self.bundle))
+
+    @cached_property
+    def schema_cache(self) -> SchemaCache | None:
+        def run() -> SchemaCache:
+            from diagagent.schemata import SchemaCache
+
+            return SchemaCache.open(self.settings)
+
+        return self._run("schemata", run)
+
+    def search_schemata(self, texts: list[str], k: int = 5) -> list[SchemaHit]:
+        cache = self.schema_cache
+        return cache.search(texts, k) if cache is not None else []
+
+    def run_all(self) -> None:
+        """Run every analyzer that has data (the order the playbook shows)."""
+        for part in ("logs", "health", "stacks", "flows"):
+            getattr(self, part)
+
+    def eviction_hosts(self) -> list[str] | None:
+        """ByteRobust's over-eviction set from the stacks, where the stacks name one."""
+        stacks = self.stacks
+        if stacks is None or stacks.eviction is None:
+            return None
+        return list(stacks.eviction.hosts)
+
+    def new_code_suspected(self, diagnosis: Diagnosis) -> bool:
+        """A user-code failure right after new code landed: the newest commit is under a day older than the job."""
+        job = self.bundle.job
+        if diagnosis.category != "user_code" or len(job.code) < 2:
+            return False
+        newest, started = job.code[-1].at, job.started_at
+        return newest is not None and started is not None and started - newest <= NEW_CODE_WINDOW

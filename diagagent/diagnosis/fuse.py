@@ -1,0 +1,339 @@
+"""`diagnose(bundle)`: fuse the four analyzers' findings and the matched schemata into one cited Diagnosis.
+
+Nodes are ranked by a noisy-OR of each analyzer's vote; the cause's lines come first, the cascade is a symptom;
+the fault and category come from the best-matching schema; the proposals follow docs/conventions.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from diagagent.config import Settings
+from diagagent.diagnosis.analyses import Analyses, ProgressSink
+from diagagent.diagnosis.models import Diagnosis, Evidence, NodeScore, SchemaMatch
+from diagagent.telemetry import Bundle
+
+if TYPE_CHECKING:
+    from diagagent.schemata import SchemaHit
+
+# How much one analyzer's vote counts toward a node being faulty (a faulty probe verdict is near-proof).
+WEIGHTS = {"health": 0.95, "logs": 0.85, "stacks": 0.8, "flows": 0.8}
+NAMED_SHARE = 0.85  # another node is named faulty at this share of the top node's fused score ...
+NAMED_FLOOR = 0.3  # ... and at least this fused score
+MAX_NAMED = 8  # L4 recommends its top 8 nodes
+MAX_LOG_CAUSES = 4
+MAX_PROBE_LINES = 4
+MISSING_PART_NOTES = {
+    "logs": "no logs/ in this bundle: error lines, stage and iteration come from the other parts only",
+    "flows": "no flows/ in this bundle: slowdowns, stragglers and silent hangs cannot be timed from the network",
+    "stacks": "no stacks/ in this bundle: a hang cannot be localized by stack clustering (take py-spy dumps)",
+    "probes": "no probes/ in this bundle: hardware faults are not confirmed by nvidia-smi, dcgmi, dmesg or ibstat",
+}
+
+
+@dataclass
+class _Votes:
+    """Per host: each analyzer's vote (0..1), the reasons, and the evidence ids behind them."""
+
+    by_source: dict[str, dict[str, float]] = field(default_factory=dict)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    evidence: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, host: str, source: str, score: float, reason: str, evidence: list[str] = ()) -> None:
+        votes = self.by_source.setdefault(host, {})
+        votes[source] = max(votes.get(source, 0.0), min(max(score, 0.0), 1.0))
+        if reason:
+            self.reasons.setdefault(host, []).append(f"{source}: {reason}")
+        self.evidence.setdefault(host, []).extend(e for e in evidence if e not in self.evidence[host])
+
+    def fused(self, host: str) -> float:
+        miss = 1.0
+        for source, score in self.by_source.get(host, {}).items():
+            miss *= 1.0 - WEIGHTS[source] * score
+        return 1.0 - miss
+
+    def ranked(self) -> list[tuple[str, float]]:
+        return sorted(((h, self.fused(h)) for h in self.by_source), key=lambda x: (-x[1], x[0]))
+
+
+@dataclass
+class _Gathered:
+    votes: _Votes = field(default_factory=_Votes)
+    log_causes: list[Evidence] = field(default_factory=list)
+    probe_causes: list[Evidence] = field(default_factory=list)
+    other_causes: list[Evidence] = field(default_factory=list)  # stacks, flows: no line to cite
+    symptoms: list[Evidence] = field(default_factory=list)
+    query: list[str] = field(default_factory=list)  # what the schema cache is searched with
+
+
+def _strong(level: str | None) -> bool:
+    return level in ("error", "fatal")
+
+
+def _other_parts_show_it(a: Analyses) -> bool:
+    """Stacks, flows or probes point at the failure on their own (a hang or slowdown that logs may not show)."""
+    stacks, flows, health = a.stacks, a.flows, a.health
+    return bool((stacks is not None and any(c.role == "outlier" for c in stacks.clusters))
+                or (flows is not None and flows.flagged)
+                or (health is not None and any(n.verdict == "faulty" for n in health.nodes)))
+
+
+def _from_logs(a: Analyses, g: _Gathered) -> None:
+    logs = a.logs
+    if logs is None:
+        return
+    causes = [e for e in logs.events if e.role == "cause"]
+    if any(not _strong(e.level) for e in causes) and _other_parts_show_it(a):
+        # below error level, a log line is a weaker witness than an outlier stack, a flagged flow or a faulty probe
+        causes = [e for e in causes if _strong(e.level)]
+    by_event: dict[str, str] = {}
+    for event in causes[:MAX_LOG_CAUSES]:
+        loc = event.first
+        ev = a.evidence.cite("log", role="cause", file=loc.file, line=loc.line, host=loc.host, rank=loc.rank,
+                             text=loc.text, why=event.why, ts=loc.ts, score=event.score)
+        g.log_causes.append(ev)
+        by_event[event.id] = ev.id
+        g.query.append(loc.text)
+    for event in [e for e in logs.events if e.role == "symptom"][:2]:
+        loc = event.first
+        ev = a.evidence.cite("log", role="symptom", file=loc.file, line=loc.line, host=loc.host, rank=loc.rank,
+                             text=loc.text, why=f"{event.why} ({event.count} lines on {event.host_count} nodes)",
+                             ts=loc.ts, score=event.score)
+        g.symptoms.append(ev)
+        if not causes:
+            g.query.append(loc.text)
+    for anomaly in logs.metric_anomalies[:2]:
+        loc = anomaly.location
+        ev = a.evidence.cite("log", role="cause", file=loc.file, line=loc.line, host=loc.host, rank=loc.rank,
+                             text=loc.text, why=f"{anomaly.kind} at iteration {anomaly.iteration}", ts=loc.ts)
+        if ev not in g.log_causes:
+            g.log_causes.append(ev)
+            g.query.append(f"{anomaly.kind.replace('_', ' ')}: {loc.text}")
+    strength = 1.0 if causes else 0.35  # node ranks without any cause event are weak votes
+    for node in logs.nodes[:MAX_NAMED]:
+        evs = [by_event[e] for e in node.events if e in by_event]
+        g.votes.add(node.host, "logs", node.score * strength, "; ".join(node.reasons[:2]), evs)
+
+
+def _from_health(a: Analyses, g: _Gathered) -> None:
+    health = a.health
+    if health is None or not health.present:
+        return
+    for node in health.nodes:
+        if node.verdict == "healthy":
+            continue
+        cited = []
+        for signal in node.signals[:MAX_PROBE_LINES]:
+            role = "cause" if node.verdict == "faulty" else "context"
+            ev = a.evidence.cite("probe", role=role, file=signal.file, line=signal.line, host=node.host,
+                                 text=signal.text, why=signal.meaning + (f" ({signal.action})" if signal.action else ""),
+                                 score=1.0 if node.verdict == "faulty" else 0.3)
+            cited.append(ev.id)
+            if role == "cause":
+                g.probe_causes.append(ev)
+                g.query.append(signal.text)
+        g.votes.add(node.host, "health", 1.0 if node.verdict == "faulty" else 0.3, node.reason, cited)
+
+
+def _from_stacks(a: Analyses, g: _Gathered) -> None:
+    stacks = a.stacks
+    if stacks is None or not stacks.present:
+        return
+    for cluster in [c for c in stacks.clusters if c.role == "outlier"][:2]:
+        text = (f"ranks {cluster.ranks_text} on {', '.join(cluster.hosts[:4])} are in {cluster.top}"
+                + (f" ({cluster.collective})" if cluster.collective else ""))
+        ev = a.evidence.cite("stack", role="cause", file=cluster.files[0] if cluster.files else None,
+                             host=cluster.hosts[0] if cluster.hosts else None,
+                             rank=cluster.ranks[0] if cluster.ranks else None, text=text,
+                             why="stack differs from the dominant (healthy) cluster")
+        g.other_causes.append(ev)
+        g.query.append(text)
+    if stacks.fr_summary is not None and stacks.fr_summary.text:
+        g.symptoms.append(a.evidence.cite("stack", role="symptom", text=stacks.fr_summary.text,
+                                          why="what the healthy majority waits for"))
+    for s in stacks.suspects[:MAX_NAMED]:
+        g.votes.add(s.host, "stacks", s.score, s.reason)
+
+
+def _from_flows(a: Analyses, g: _Gathered) -> None:
+    flows = a.flows
+    if flows is None or not flows.has_flows or not flows.flagged:
+        return
+    for s in [s for s in flows.stragglers if s.flagged][:2]:
+        ev = a.evidence.cite("flow", role="cause", host=s.host, text=s.evidence or f"{s.host} straggles",
+                             why="compute gap between gradient syncs longer than its peers'", score=s.score)
+        g.other_causes.append(ev)
+        g.query.append(f"straggler: {ev.text}")
+    for link in [x for x in flows.slow_links if x.flagged][:2]:
+        ev = a.evidence.cite("flow", role="cause", host=link.src, text=link.evidence or f"{link.src}->{link.dst}",
+                             why="throughput low against the same traffic on other pairs")
+        g.other_causes.append(ev)
+        g.query.append(f"slow link: {ev.text}")
+    if flows.silence.stopped and flows.silence.evidence:
+        g.symptoms.append(a.evidence.cite("flow", role="symptom", text=flows.silence.evidence,
+                                          why="the job stopped talking"))
+        g.query.append(f"job stopped sending traffic: {flows.silence.evidence}")
+    top = max((s.score for s in flows.suspects), default=0.0) or 1.0
+    for s in flows.suspects[:MAX_NAMED]:
+        g.votes.add(s.host, "flows", s.score / top, s.reason)
+
+
+def _symptom_phrases(a: Analyses, g: _Gathered) -> list[str]:
+    """What the structural findings look like, in the words failure schemata describe symptoms with."""
+    phrases = []
+    status = a.bundle.job.status
+    if status == "hung":
+        phrases.append("training stops advancing: the job hung")
+    elif status == "slow":
+        phrases.append("elapsed time per iteration grows job-wide: the job is slow")
+    if not any(_strong(e.level) for e in (a.logs.events if a.logs else []) if e.role == "cause"):
+        phrases.append("no error line on the faulty rank")
+    stacks = a.stacks
+    if stacks is not None and stacks.present:
+        for c in [c for c in stacks.clusters if c.role == "outlier"][:2]:
+            phrases.append(f"py-spy stacks of ranks {c.ranks_text} differ from all others, stuck in {c.top}")
+        fr = stacks.fr_summary
+        if fr is not None and fr.collective:
+            phrases.append(f"all other ranks wait in the same NCCL collective {fr.collective}")
+    flows = a.flows
+    if flows is not None and flows.flagged:
+        if any(x.flagged for x in flows.stragglers):
+            phrases.append("one node's compute phase is longer in every iteration; its peers wait for it in the "
+                           "data-parallel all-reduce; its network transfers are normal")
+        if any(x.flagged for x in flows.slow_links):
+            phrases.append("network flows from or to one host take longer than their peers in the same collective; "
+                           "compute time per rank is unchanged")
+        if flows.silence.stopped:
+            phrases.append("zero network traffic from the job: it stopped talking")
+    return phrases
+
+
+def _named_nodes(g: _Gathered, hit: SchemaHit | None, job_hosts: set[str]) -> list[NodeScore]:
+    """The nodes that hold the fault: the top one, and others only as strong and confirmed by a second witness.
+
+    A software or data failure names no node unless a probe finds one faulty: the node is not what broke.
+    """
+    ranked = [(h, s) for h, s in g.votes.ranked() if h in job_hosts]
+    if not ranked:
+        return []
+    top = ranked[0][1]
+    sources = g.votes.by_source
+
+    def confirmed(h: str) -> bool:
+        return sources[h].get("health", 0.0) >= 1.0 or len(sources[h]) >= 2
+
+    named = [ranked[0]] if top >= NAMED_FLOOR else []
+    named += [(h, s) for h, s in ranked[1:] if s >= NAMED_SHARE * top and confirmed(h)]
+    if hit is not None:
+        schema = hit.failure_schema
+        node_local = schema.category in ("hardware", "network") or (
+            schema.category == "infrastructure" and schema.spatial == "one_node")
+        if not node_local or schema.spatial == "all_nodes":
+            named = [(h, s) for h, s in named if sources[h].get("health", 0.0) >= 1.0]
+    return [NodeScore(host=h, score=round(s, 4), reason="; ".join(g.votes.reasons.get(h, [])[:3]),
+                      evidence=g.votes.evidence.get(h, [])[:6]) for h, s in named[:MAX_NAMED]]
+
+
+def _ordered_causes(g: _Gathered, named: list[str]) -> list[Evidence]:
+    """Cause evidence, the named nodes' first: their log lines, their probe lines, then the rest."""
+    first = set(named[:1])
+
+    def on_top(e: Evidence) -> int:
+        return 0 if e.host in first else 1
+
+    logs = sorted(g.log_causes, key=on_top)
+    probes = sorted(g.probe_causes, key=on_top)
+    out = logs[:2] + probes[:2] + logs[2:] + probes[2:] + g.other_causes
+    return list({e.id: e for e in out}.values())
+
+
+def _root_cause(hit: SchemaHit | None, named: list[NodeScore], causes: list[Evidence], stage: str | None,
+                iteration: int | None) -> str:
+    what = hit.failure_schema.title if hit else (causes[0].text[:120] if causes else "")
+    if not what:
+        return "No failure evidence found in this bundle."
+    where = ""
+    if named:
+        hosts = ", ".join(n.host for n in named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+        rank = next((e.rank for e in causes if e.host == named[0].host and e.rank is not None), None)
+        where = f" on {hosts}" + (f" (rank {rank})" if rank is not None and len(named) == 1 else "")
+    when = f" at iteration {iteration}" if iteration is not None else (f" during {stage}" if stage else "")
+    return f"{what}{where}{when}."
+
+
+def _confidence(hit: SchemaHit | None, second: SchemaHit | None, named: list[NodeScore], g: _Gathered,
+                analyzers: int) -> float:
+    if hit is None:
+        return 0.1 if g.log_causes or g.probe_causes else 0.05
+    match = min(hit.score, 1.0)
+    margin = min(1.0, (hit.score - (second.score if second else 0.0)) / max(hit.score, 1e-9))
+    agree = len(g.votes.by_source.get(named[0].host, {})) / max(analyzers, 1) if named else 0.5
+    value = 0.45 * match + 0.3 * agree + 0.25 * margin
+    if not (g.log_causes or g.probe_causes or g.other_causes):
+        value *= 0.5
+    return round(min(max(value, 0.05), 0.99), 3)
+
+
+def _notes(a: Analyses, hits: list[SchemaHit], named: list[NodeScore]) -> list[str]:
+    notes = [MISSING_PART_NOTES[p] for p in a.bundle.missing]
+    notes.extend(a.notes)
+    for findings, attr in ((a.flows, "note"), (a.stacks, "note"), (a.health, "note")):
+        text = getattr(findings, attr, "") if findings is not None else ""
+        if text and text not in notes:
+            notes.append(text)
+    if a.logs is not None:
+        notes.extend(n for n in a.logs.notes[:3] if n not in notes)
+    if hits and len(hits) > 1 and hits[1].score >= 0.8 * hits[0].score:
+        checks = hits[0].failure_schema.discriminating_checks
+        if checks:
+            notes.append(f"to tell {hits[0].failure_schema.title} from {hits[1].failure_schema.title}: {checks[0]}")
+    health = a.health
+    if named and hits and hits[0].failure_schema.category in ("hardware", "network"):
+        top = named[0].host
+        probed = health is not None and health.present and health.node(top) is not None
+        if not probed:
+            notes.append(f"confirm on the hardware before evicting: `diagagent probe {top} --probe dcgm-diag` "
+                         f"and `--probe dmesg` (add `--save` to keep them in the bundle)")
+    return notes
+
+
+def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Analyses | None = None,
+             on_progress: ProgressSink | None = None) -> Diagnosis:
+    """The offline diagnosis of one bundle: every analyzer that has data, the schema cache, and proposals."""
+    from diagagent.actions import propose
+
+    a = analyses or Analyses(bundle, settings, on_progress)
+    a.run_all()
+    g = _Gathered()
+    _from_logs(a, g)
+    _from_health(a, g)
+    _from_stacks(a, g)
+    _from_flows(a, g)
+    query = list(dict.fromkeys(g.query + _symptom_phrases(a, g)))
+    hits = a.search_schemata(query, k=5) if (g.query or a.bundle.job.status in ("hung", "slow")) else []
+    hit = hits[0] if hits else None
+    named = _named_nodes(g, hit, set(bundle.job.hosts))
+    causes = _ordered_causes(g, [n.host for n in named])
+    logs = a.logs
+    stage = logs.stage if logs is not None else None
+    if stage is None and hit is not None and hit.failure_schema.temporal == ["init"]:
+        stage = "init"
+    iteration = logs.first_abnormal_iteration if logs is not None else None
+    if iteration is None and logs is not None:
+        iteration = logs.slow_from_iteration
+    analyzers = sum(x is not None for x in (a.logs, a.flows, a.stacks, a.health))
+    diagnosis = Diagnosis(
+        job_id=bundle.job.job_id, status=bundle.job.status,
+        category=hit.failure_schema.category if hit else None, fault=hit.fault if hit else None,
+        root_cause=_root_cause(hit, named, causes, stage, iteration),
+        confidence=_confidence(hit, hits[1] if len(hits) > 1 else None, named, g, analyzers),
+        faulty_nodes=named, stage=stage, iteration=iteration,
+        evidence=causes + g.symptoms,
+        schemata=[SchemaMatch(schema_id=h.id, title=h.failure_schema.title, fault=h.fault,
+                              category=h.failure_schema.category, score=h.score, similarity=h.similarity,
+                              template_overlap=h.template_overlap) for h in hits],
+        notes=_notes(a, hits, named))
+    diagnosis.proposals = propose(diagnosis, bundle.job, eviction_hosts=a.eviction_hosts(),
+                                  new_code_suspected=a.new_code_suspected(diagnosis))
+    return diagnosis
