@@ -12,6 +12,7 @@ import typer
 # Each module defines `register(app: typer.Typer) -> None`.
 COMMAND_MODULES = [
     "diagagent.apps.cmd_show",
+    "diagagent.apps.cmd_diagnose",
     "diagagent.apps.cmd_simulate",
     "diagagent.apps.cmd_actions",
     "diagagent.apps.cmd_eval",
