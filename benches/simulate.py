@@ -13,7 +13,9 @@ import time
 from pathlib import Path
 
 
-def measure(nodes: int, fault: str, seed: int, minutes: float | None, gpus_per_node: int) -> dict[str, float | int]:
+def measure(
+    nodes: int, fault: str, seed: int, minutes: float | None, gpus_per_node: int
+) -> dict[str, float | int]:
     from diagagent.sim import simulate
 
     root = Path(tempfile.mkdtemp(prefix="diagagent-bench-sim-"))
@@ -22,8 +24,12 @@ def measure(nodes: int, fault: str, seed: int, minutes: float | None, gpus_per_n
         simulate(root / "bundle", fault, nodes, seed, gpus_per_node=gpus_per_node, minutes=minutes)
         seconds = time.perf_counter() - start
         files = [p for p in (root / "bundle").rglob("*") if p.is_file()]
-        return {"nodes": nodes, "seconds": round(seconds, 2), "bytes": sum(p.stat().st_size for p in files),
-                "files": len(files)}
+        return {
+            "nodes": nodes,
+            "seconds": round(seconds, 2),
+            "bytes": sum(p.stat().st_size for p in files),
+            "files": len(files),
+        }
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -33,7 +39,9 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1024)
     parser.add_argument("--fault", default="gpu_ecc_uncorrectable")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--minutes", type=float, default=None, help="default: the simulator's (60 at 1,024 nodes)")
+    parser.add_argument(
+        "--minutes", type=float, default=None, help="default: the simulator's (60 at 1,024 nodes)"
+    )
     parser.add_argument("--gpus-per-node", type=int, default=8)
     parser.add_argument("--json", action="store_true", help="print the result as one JSON object")
     args = parser.parse_args()
@@ -41,7 +49,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{result['nodes']} nodes: {result['seconds']} s, {result['bytes'] / 1e6:.1f} MB in {result['files']} files")
+        print(
+            f"{result['nodes']} nodes: {result['seconds']} s, {result['bytes'] / 1e6:.1f} MB in {result['files']} files"
+        )
 
 
 if __name__ == "__main__":

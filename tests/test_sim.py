@@ -219,7 +219,9 @@ def test_logs_mix_timestamp_formats_progress_bars_and_bad_bytes(bundles: dict[st
         assert any("\ufffd" in t for t in texts)
         assert any(issue.problem.startswith("bytes that are not UTF-8") for issue in b.issues)
         stamped = [t for t in texts if parse_timestamp(t, b.year) is not None]
-        assert len(stamped) > 20 and len(stamped) < len(texts)  # Python logging, glog, syslog, and lines with none
+        assert len(stamped) > 20 and len(stamped) < len(
+            texts
+        )  # Python logging, glog, syslog, and lines with none
         assert any(re.match(r"\[rank\d+\]:\[[EW]\d{4} ", t) for t in texts)
         assert any(re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ", t) for t in texts)
     raw = [p.read_bytes() for p in bundles["gpu_ecc_uncorrectable"].rglob("rank-0.log*")]
@@ -310,8 +312,11 @@ def test_some_bundles_carry_flows_as_parquet(tmp_path: Path) -> None:
     from diagagent.sim.faults import fault_spec
     from diagagent.sim.plan import make_plan
 
-    seed = next(s for s in range(200) if make_plan(fault_spec("slow_link"), 8, s, 8, 3, None, None).env.flow_format
-                == "parquet")
+    seed = next(
+        s
+        for s in range(200)
+        if make_plan(fault_spec("slow_link"), 8, s, 8, 3, None, None).env.flow_format == "parquet"
+    )
     simulate(tmp_path / "b", "slow_link", 8, seed, minutes=3)
     with Bundle.open(tmp_path / "b") as b:
         assert b.flow_files == ["flows/flows.parquet"]

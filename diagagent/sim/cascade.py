@@ -115,11 +115,13 @@ def _watchdog(plan: Plan, rank: int, ts: float, seq: int, rng: random.Random) ->
     caught = f"[Rank {gr}] Watchdog caught collective operation timeout: {work} ran for {ms} milliseconds before timing out."
     lines = [
         f"{p}616] {caught}",
-        f"{p}1785] [{pg} Rank {gr}] Exception (either an error or timeout) detected by watchdog at work: {seq}, "
+        f"{p}1785] [{pg} Rank {gr}] Exception (either an error or timeout) detected by watchdog at work: "
+        f"{seq}, "
         f"last enqueued NCCL work: {seq}, last completed NCCL work: {seq - 1}.",
         f"{p}630] [{pg} Rank {gr}] Timeout at NCCL work: {seq}, last enqueued NCCL work: {seq}, "
         f"last completed NCCL work: {seq - 1}.",
-        f"{p}632] [{pg} Rank {gr}] Some NCCL operations have failed or timed out. Due to the asynchronous nature of "
+        f"{p}632] [{pg} Rank {gr}] Some NCCL operations have failed or timed out. Due to the asynchronous "
+        "nature of "
         f"CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
         f"{p}638] [{pg} Rank {gr}] To avoid data inconsistency, we are taking the entire process down.",
         f"{p}1595] [{pg} Rank {gr}] Process group watchdog thread terminated with exception: {caught}",

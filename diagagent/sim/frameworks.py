@@ -112,7 +112,8 @@ def iteration_line(
             f" [{clock.plain(ts)}] iteration {it:8d}/{plan.train_iters:8d} | consumed samples: "
             f"{it * plan.global_batch:12d} | elapsed time per iteration (ms): {dur_s * 1000:.1f} | "
             f"throughput per GPU (TFLOP/s/GPU): {tflops:.1f} | learning rate: {_fmt_e(lr_at(plan, it))} | "
-            f"global batch size: {plan.global_batch:5d} | lm loss: {_fmt_e(loss)} | loss scale: {loss_scale:.1f} | "
+            f"global batch size: {plan.global_batch:5d} | lm loss: {_fmt_e(loss)} | loss scale: "
+            f"{loss_scale:.1f} | "
             f"grad norm: {gnorm:.3f} | number of skipped iterations: {skipped:3d} | "
             f"number of nan iterations: {nan:3d} |"
         ]
@@ -130,7 +131,8 @@ def iteration_line(
         f"[{stamp}] [INFO] [timer.py:264:stop] epoch=0/micro_step={it * 2}/global_step={it}, "
         f"RunningAvgSamplesPerSec={samples * 1.01:.2f}, CurrSamplesPerSec={samples:.2f}, "
         f"MemAllocated=23.51GB, MaxMemAllocated=61.27GB",
-        f"{stamp} - train - INFO - step {it} | loss {loss:.4f} | grad_norm {gnorm:.4f} | step_time {dur_s:.3f}s",
+        f"{stamp} - train - INFO - step {it} | loss {loss:.4f} | grad_norm {gnorm:.4f} | step_time "
+        f"{dur_s:.3f}s",
     ]
 
 
@@ -295,7 +297,8 @@ def rank0_startup(plan: Plan, t0: float, t_train: float) -> list[Event]:
                         "megatron_gpt_model:1602",
                         "Pipeline model parallel rank: 0, "
                         f"Tensor model parallel rank: 0, Number of model parameters on device: "
-                        f"{plan.params_b * 1e9 / (lay.tp * lay.pp):.2e}. Number of precise model parameters on "
+                        f"{plan.params_b * 1e9 / (lay.tp * lay.pp):.2e}. Number of precise model parameters "
+                        "on "
                         f"device: {int(plan.params_b * 1e9 / (lay.tp * lay.pp))}.",
                     )
                 ],

@@ -56,10 +56,12 @@ def _warnings(plan: Plan, ts: float) -> Event:
             f"{site}/torch/distributed/distributed_c10d.py:4181: UserWarning: No device id is provided via "
             f"`init_process_group` or `barrier `. Using the current device set by the user. ",
             "  warnings.warn(  # warn only once",
-            f"{site}/transformer_engine/pytorch/cpu_offload.py:593: DeprecationWarning: Offloading weights is deprecated. "
+            f"{site}/transformer_engine/pytorch/cpu_offload.py:593: DeprecationWarning: Offloading weights "
+            "is deprecated. "
             f"Using offload_weights=True does not have any effect.",
             "  warnings.warn(",
-            f"{site}/megatron/core/tensor_parallel/layers.py:280: FutureWarning: `torch.cuda.amp.custom_fwd(args...)` is "
+            f"{site}/megatron/core/tensor_parallel/layers.py:280: FutureWarning: "
+            "`torch.cuda.amp.custom_fwd(args...)` is "
             f"deprecated. Please use `torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
             "  def forward(",
         ],
@@ -97,7 +99,8 @@ def _nccl_init(plan: Plan, rank: int, ts: float) -> Event:
         f"{q}Connected all rings",
         f"{q}Connected all trees",
         f"{q}threadThresholds 8/8/64 | {8 * plan.world}/8/64 | 512 | 512",
-        f"{q}24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer",
+        f"{q}24 coll channels, 24 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per "
+        "peer",
         f"{q}ncclCommInitRank comm {comm} rank {rank} nranks {plan.world} cudaDev {local} nvmlDev {local} "
         f"busId {gpu_bus(plan.env, local)}000 commId 0x5f3a1c2b9d8e7f60 - Init COMPLETE",
     ]
@@ -115,9 +118,12 @@ def _nemo_groups(plan: Plan, rank: int, ts: float) -> Event:
     return Event(
         ts,
         [
-            f"{head}263] Rank {rank} has data parallel group : {[dp_base + i * stride_dp for i in range(lay.dp)]}",
-            f"{head}294] Rank {rank} has tensor model parallel group: {[rank - tp + i for i in range(lay.tp)]}",
-            f"{head}316] Rank {rank} has pipeline model parallel group: {[pp_base + i * stride_pp for i in range(lay.pp)]}",
+            f"{head}263] Rank {rank} has data parallel group : "
+            f"{[dp_base + i * stride_dp for i in range(lay.dp)]}",
+            f"{head}294] Rank {rank} has tensor model parallel group: "
+            f"{[rank - tp + i for i in range(lay.tp)]}",
+            f"{head}316] Rank {rank} has pipeline model parallel group: "
+            f"{[pp_base + i * stride_pp for i in range(lay.pp)]}",
             f"{head}319] Rank {rank} has embedding group: {[pp_base, pp_base + (lay.pp - 1) * stride_pp]}",
         ],
     )
@@ -234,7 +240,8 @@ def noise_events(plan: Plan, inc: Incident, t_end: float) -> dict[int, list[Even
             shard = rng.randrange(4096)
             lines = [
                 f"{clock.pylog(ts)} - megatron.core.datasets.indexed_dataset - WARNING - read of "
-                f"/lustre/data/tokens/text_document_{shard:05d}.bin failed ([Errno 110] Connection timed out), "
+                f"/lustre/data/tokens/text_document_{shard:05d}.bin failed ([Errno 110] Connection timed "
+                "out), "
                 f"retrying (attempt 2/5)"
             ]
         elif kind == 1:
@@ -248,14 +255,18 @@ def noise_events(plan: Plan, inc: Incident, t_end: float) -> dict[int, list[Even
                 f"/usr/local/lib/python{plan.env.python[:4]}/dist-packages/torch/utils/checkpoint.py:1399: "
                 f"FutureWarning: `torch.cpu.amp.autocast(args...)` is deprecated. Please use "
                 f"`torch.amp.autocast('cpu', args...)` instead.",
-                "  with device_autocast_ctx, torch.cpu.amp.autocast(**cpu_autocast_kwargs), recompute_context:  "
+                "  with device_autocast_ctx, torch.cpu.amp.autocast(**cpu_autocast_kwargs), "
+                "recompute_context:  "
                 "# type: ignore[attr-defined]",
             ]
         elif kind == 3:
             lines = [
-                f"[rank{rank}]:[W{clock.glog(ts)} ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank {rank}]  "
-                f"using GPU {rank % lay.gpus_per_node} to perform barrier as devices used by this process are "
-                f"currently unknown. This can potentially cause a hang if this rank to GPU mapping is incorrect."
+                f"[rank{rank}]:[W{clock.glog(ts)} ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank {rank}] "
+                " "
+                f"using GPU {rank % lay.gpus_per_node} to perform barrier as devices used by this process "
+                "are "
+                "currently unknown. This can potentially cause a hang if this rank to GPU mapping is "
+                "incorrect."
             ]
         else:
             lines = [
@@ -321,13 +332,17 @@ def launcher_logs(plan: Plan, inc: Incident, ext: str) -> Iterator[TextFile]:
                 [
                     f"W{clock.glog_us(t0 + 0.4)} {agent} torch/distributed/run.py:793] ",
                     f"W{clock.glog_us(t0 + 0.4)} {agent} torch/distributed/run.py:793] " + "*" * 49,
-                    f"W{clock.glog_us(t0 + 0.4)} {agent} torch/distributed/run.py:793] Setting OMP_NUM_THREADS environment "
-                    f"variable for each process to be 1 in default, to avoid your system being overloaded, please further "
+                    f"W{clock.glog_us(t0 + 0.4)} {agent} torch/distributed/run.py:793] Setting "
+                    "OMP_NUM_THREADS environment "
+                    "variable for each process to be 1 in default, to avoid your system being overloaded, "
+                    "please further "
                     f"tune the variable for optimal performance in your application as needed. ",
                     f"W{clock.glog_us(t0 + 0.4)} {agent} torch/distributed/run.py:793] " + "*" * 49,
-                    f"{head}/elastic/agent/server/api.py:865] [default] starting workers for entrypoint: python3",
+                    f"{head}/elastic/agent/server/api.py:865] [default] starting workers for entrypoint: "
+                    "python3",
                     f"{head}/elastic/agent/server/api.py:680] [default] Rendezvous'ing worker group",
-                    f"{head}/elastic/agent/server/api.py:525] [default] Rendezvous complete for workers. Result:",
+                    f"{head}/elastic/agent/server/api.py:525] [default] Rendezvous complete for workers. "
+                    "Result:",
                     f"{head}/elastic/agent/server/api.py:525]   restart_count=0",
                     f"{head}/elastic/agent/server/api.py:525]   master_addr={plan.layout.hosts[0]}",
                     f"{head}/elastic/agent/server/api.py:525]   master_port=29500",

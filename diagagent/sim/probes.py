@@ -357,11 +357,13 @@ def nccl_tests(plan: Plan, node: int, health: NodeHealth, rng: random.Random) ->
         "in-place          "
     )
     out.add(
-        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   "
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   "
+        "algbw   "
         "busbw #wrong"
     )
     out.add(
-        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  "
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  "
+        "(GB/s)  "
         "(GB/s)       "
     )
     if health.nccl_test_error:
@@ -378,7 +380,8 @@ def nccl_tests(plan: Plan, node: int, health: NodeHealth, rng: random.Random) ->
         us = size / (alg * 1e3)
         bws.append(bus)
         out.add(
-            f"{size:12d}  {size // 4:12d}     float     sum      -1  {us:7.1f}  {alg:6.2f}  {bus:6.2f}      0  "
+            f"{size:12d}  {size // 4:12d}     float     sum      -1  {us:7.1f}  {alg:6.2f}  {bus:6.2f}      "
+            "0  "
             f"{us * 1.002:7.1f}  {alg * 0.998:6.2f}  {bus * 0.998:6.2f}      0"
         )
     out.add("# Out of bounds values : 0 OK")

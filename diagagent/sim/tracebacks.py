@@ -283,7 +283,8 @@ def fill_frames(env: Env, frames: list[Frame]) -> list[str]:
 
 
 CUDA_ERROR_TAIL = [
-    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+    "might be incorrect.",
     "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
     "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
 ]

@@ -43,11 +43,13 @@ def gpu_ecc_uncorrectable(ctx: Ctx) -> Incident:
     if hopper:
         texts = [
             (
-                f"NVRM: Xid (PCI:{pci}): 94, pid={pid}, name=python3, Contained: SM (0x1). RST: No, D-RST: No",
+                f"NVRM: Xid (PCI:{pci}): 94, pid={pid}, name=python3, Contained: SM (0x1). RST: No, D-RST: "
+                "No",
                 True,
             ),
             (
-                f"NVRM: Xid (PCI:{pci}): 48, pid={pid}, name=python3, An uncorrectable double bit error (DBE) has "
+                f"NVRM: Xid (PCI:{pci}): 48, pid={pid}, name=python3, An uncorrectable double bit error "
+                "(DBE) has "
                 f"been detected on GPU in the framebuffer at partition 6, subpartition 1.",
                 True,
             ),

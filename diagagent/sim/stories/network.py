@@ -37,7 +37,8 @@ def ib_completion_error(ctx: Ctx, rank: int, peer_ip: str, hca: int, ts: float, 
         f"{head}[PG ID 2 PG GUID 5(DATA_PARALLEL_GROUP) Rank {group_rank}] Process group watchdog thread "
         f"terminated with exception: NCCL error: remote process exited or there was a network error, "
         f"NCCL version {ctx.env.nccl}",
-        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+        "prematurely.",
         "Last error:",
         detail,
     ]

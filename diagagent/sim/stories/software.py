@@ -49,7 +49,8 @@ def host_oom_killed(ctx: Ctx) -> Incident:
         kernel(
             t - 0.2,
             f"Out of memory: Killed process {pid} (python3) total-vm:{vm}kB, anon-rss:{rss}kB, "
-            f"file-rss:{ctx.rng.randrange(400_000, 900_000)}kB, shmem-rss:{ctx.rng.randrange(10_000_000, 40_000_000)}kB, "
+            f"file-rss:{ctx.rng.randrange(400_000, 900_000)}kB, "
+            f"shmem-rss:{ctx.rng.randrange(10_000_000, 40_000_000)}kB, "
             f"UID:1001 pgtables:{ctx.rng.randrange(300_000, 600_000)}kB oom_score_adj:0",
             cite=True,
         ),
@@ -62,7 +63,8 @@ def host_oom_killed(ctx: Ctx) -> Incident:
         Event(
             t + 1.5,
             [
-                f"slurmstepd: error: Detected 1 oom_kill event in StepId={step}.0. Some of the step tasks have been OOM Killed."
+                f"slurmstepd: error: Detected 1 oom_kill event in StepId={step}.0. Some of the step tasks "
+                "have been OOM Killed."
             ],
             (0,),
         )
@@ -160,8 +162,10 @@ def nccl_internal_error(ctx: Ctx) -> Incident:
         Event(
             t + 0.4,
             [
-                f"{head}[PG ID 2 PG GUID 5(DATA_PARALLEL_GROUP) Rank {group_rank}] Process group watchdog thread terminated "
-                f"with exception: NCCL error: internal error - please report this issue to the NCCL developers, "
+                f"{head}[PG ID 2 PG GUID 5(DATA_PARALLEL_GROUP) Rank {group_rank}] Process group watchdog "
+                "thread terminated "
+                "with exception: NCCL error: internal error - please report this issue to the NCCL "
+                "developers, "
                 f"NCCL version {ctx.env.nccl}",
                 "ncclInternalError: Internal check failed.",
                 "Last error:",
@@ -220,11 +224,16 @@ def cuda_oom(ctx: Ctx) -> Incident:
         alloc = used - ctx.rng.uniform(1.5, 4.0)
         ts = times[rank]
         msg = (
-            f"{cls}: CUDA out of memory. Tried to allocate {tried:.2f} GiB. GPU {gpu} has a total capacity of "
-            f"{plan.env.capacity_gib:.2f} GiB of which {free:.2f} GiB is free. Including non-PyTorch memory, this "
-            f"process has {used:.2f} GiB memory in use. Of the allocated memory {alloc:.2f} GiB is allocated by "
-            f"PyTorch, and {used - alloc - 0.4:.2f} GiB is reserved by PyTorch but unallocated. If reserved but "
-            f"unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+            f"{cls}: CUDA out of memory. Tried to allocate {tried:.2f} GiB. GPU {gpu} has a total capacity "
+            "of "
+            f"{plan.env.capacity_gib:.2f} GiB of which {free:.2f} GiB is free. Including non-PyTorch memory, "
+            "this "
+            f"process has {used:.2f} GiB memory in use. Of the allocated memory {alloc:.2f} GiB is allocated "
+            "by "
+            f"PyTorch, and {used - alloc - 0.4:.2f} GiB is reserved by PyTorch but unallocated. If reserved "
+            "but "
+            "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to "
+            "avoid "
             f"fragmentation.  See documentation for Memory Management  "
             f"(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
         )
