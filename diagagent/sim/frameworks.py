@@ -119,7 +119,7 @@ def iteration_line(
         ]
     if fw == "nemo":
         return [
-            f"Training epoch 0, iteration {it - 1}/{plan.train_iters - 1} | lr: {lr_at(plan, it):.4g} | "
+            f"Training epoch 0, iteration {it}/{plan.train_iters} | lr: {lr_at(plan, it):.4g} | "
             f"global_batch_size: {plan.global_batch} | global_step: {it} | reduced_train_loss: {loss:.4g} | "
             f"train_step_timing in s: {dur_s:.4g} | consumed_samples: {it * plan.global_batch}"
         ]
