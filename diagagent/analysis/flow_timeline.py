@@ -169,13 +169,13 @@ def node_timeline(frame: pl.DataFrame, bounds: np.ndarray, peers: np.ndarray) ->
         return node * width + np.minimum(col, k), col <= k
 
     # each node's own sync: when it ended (per boundary) and when the node was first ready for it
-    s_node = np.concatenate([src[sync], dst[sync]])
-    s_start, s_end = np.tile(start[sync], 2), np.tile(end[sync], 2)
-    flat, ok = cells(s_node, s_end)
+    col = np.minimum(np.searchsorted(bounds, end[sync], side="left"), width)  # width: after the last boundary
+    ok = np.tile(col < width, 2)
+    flat = (np.concatenate([src[sync], dst[sync]]) * width + np.tile(col, 2))[ok]
     sync_end = np.full(n_hosts * width, -np.inf)
-    np.maximum.at(sync_end, flat[ok], s_end[ok])
+    np.maximum.at(sync_end, flat, np.tile(end[sync], 2)[ok])
     ready = np.full(n_hosts * width, np.inf)
-    np.minimum.at(ready, flat[ok], s_start[ok])
+    np.minimum.at(ready, flat, np.tile(start[sync], 2)[ok])
     sync_end = np.where(np.isfinite(sync_end), sync_end, np.nan).reshape(n_hosts, width)
     ready = np.where(np.isfinite(ready), ready, np.nan).reshape(n_hosts, width)[:, 1:]
 
@@ -185,21 +185,50 @@ def node_timeline(frame: pl.DataFrame, bounds: np.ndarray, peers: np.ndarray) ->
     compute = np.clip(ready - np.fmax(bounds[None, :-1], last_input), 0.0, None) + sends
 
     # communication time: the length of the union of the node's flows, charged to the iteration of each piece
-    node = np.concatenate([src, dst])
-    s, e = np.tile(start, 2), np.tile(end, 2)
-    lo = float(min(s.min(), bounds[0]))
-    stride = float(max(e.max(), bounds[-1])) - lo + 1.0
-    order = np.argsort(node * stride + (s - lo))
-    node, s, e = node[order], s[order], e[order]
-    offset = node * stride
-    reach = np.maximum.accumulate(e - lo + offset) - offset + lo  # latest end so far, per node
-    before = np.r_[-np.inf, reach[:-1]]
-    before[np.r_[True, node[1:] != node[:-1]]] = -np.inf
-    piece = np.clip(e - np.maximum(s, before), 0.0, None)
-    flat, ok = cells(node, s)
-    comm = np.bincount(flat[ok], weights=piece[ok], minlength=n_hosts * width).reshape(n_hosts, width)[:, 1:]
+    comm = _union_per_cell(src, dst, start, end, bounds, n_hosts)
     comm[np.isnan(ready)] = np.nan
     return NodeTimeline(bounds, sync_end, compute, comm)
+
+
+def _union_per_cell(
+    src: np.ndarray, dst: np.ndarray, start: np.ndarray, end: np.ndarray, bounds: np.ndarray, n_hosts: int
+) -> np.ndarray:
+    """Hosts x iterations: how long at least one flow touching the host was active, each stretch charged to
+    the iteration it began in. Rows are put in (host, start) order by a stable time sort (flow exports come
+    nearly in time order, which such a sort merges fast) and then a stable radix sort by host."""
+    k = len(bounds) - 1
+    by_time = np.argsort(start, kind="stable")
+    s = np.concatenate([start[by_time], start[by_time]])
+    order = np.argsort(s, kind="stable")  # merges the two sorted halves
+    node = np.concatenate([src[by_time], dst[by_time]]).astype(np.int16 if n_hosts < 1 << 15 else np.int32)
+    order = order[np.argsort(node[order], kind="stable")]
+    node, s = node[order], s[order]
+    e = np.concatenate([end[by_time], end[by_time]])[order]
+    del order, by_time
+    flat = node.astype(np.int64) * k + (np.searchsorted(bounds, s, side="left") - 1)
+    valid = (s > bounds[0]) & (s <= bounds[-1])
+    lo = float(min(s.min(), bounds[0]))
+    offset = node.astype(np.float64)
+    offset *= float(max(e.max(), bounds[-1])) - lo + 1.0
+    reach = e - lo
+    reach += offset
+    np.maximum.accumulate(reach, out=reach)
+    reach -= offset
+    reach += lo  # the latest end so far, per host
+    del offset
+    first = np.empty(len(node), dtype=bool)
+    first[0] = True
+    np.not_equal(node[1:], node[:-1], out=first[1:])
+    del node
+    before = np.empty_like(reach)
+    before[0] = -np.inf
+    before[1:] = reach[:-1]
+    del reach
+    before[first] = -np.inf
+    np.maximum(before, s, out=before)
+    np.subtract(e, before, out=e)
+    np.clip(e, 0.0, None, out=e)  # the new stretch each flow adds
+    return np.bincount(flat[valid], weights=e[valid], minlength=n_hosts * k).reshape(n_hosts, k)
 
 
 def _pipeline_work(

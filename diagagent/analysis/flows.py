@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -187,8 +188,11 @@ def analyze_flows(bundle: Bundle) -> FlowFindings:
             summary=note,
         )
     structure, parallelism = _parallelism(bundle, table)
-    frame = _with_kind(table.frame, structure.edges)
-    bulk = frame.filter(pl.col("kind") != "light")
+    hosts_seen = int(
+        len(np.unique(np.concatenate([table.frame["src"].unique(), table.frame["dst"].unique()])))
+    )
+    bulk = _with_kind(table.frame, structure.edges).filter(pl.col("kind") != "light")
+    table = replace(table, frame=table.frame.clear())  # the bulk flows are all that is needed from here on
     has_dp = bool((bulk["kind"] == "dp").any())
     bulk = bulk.with_columns(sync=(pl.col("kind") == "dp") if has_dp else pl.lit(True))
     sync = bulk.filter(pl.col("sync"))
@@ -216,7 +220,7 @@ def analyze_flows(bundle: Bundle) -> FlowFindings:
         note=issues,
         counts=table.counts,
         recognition=table.recognition,
-        hosts_seen=int(len(np.unique(np.concatenate([frame["src"].to_numpy(), frame["dst"].to_numpy()])))),
+        hosts_seen=hosts_seen,
         parallelism=parallelism,
         iterations=iterations,
         stragglers=found_stragglers[:TOP],
@@ -288,7 +292,7 @@ def _partition(groups: list[list[int]]) -> set[frozenset[int]]:
 def _with_kind(frame: pl.DataFrame, edges: pl.DataFrame) -> pl.DataFrame:
     """Each flow with its host pair's kind (dp, pp, other, light). A flow far smaller than its pair's typical
     one (a control message sharing the pair with training traffic) is light too."""
-    kinds = edges.select("a", "b", "kind", "flow_bytes")
+    kinds = edges.select("a", "b", pl.col("kind").cast(pl.Enum(KINDS)), "flow_bytes")
     return (
         frame.with_columns(a=pl.min_horizontal("src", "dst"), b=pl.max_horizontal("src", "dst"))
         .join(kinds, on=["a", "b"], how="left")
