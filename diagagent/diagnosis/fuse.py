@@ -24,6 +24,10 @@ NAMED_FLOOR = 0.3  # ... and at least this fused score
 MAX_NAMED = 8  # L4 recommends its top 8 nodes
 MAX_LOG_CAUSES = 4
 MAX_PROBE_LINES = 4
+# Probes that test a node (a diagnostic run, a benchmark): they confirm what the device state (dmesg, nvidia-smi,
+# ibstat, port counters) shows, so where the device state shows the fault they are context, not the cause.
+CONFIRMING_PROBES = {"dcgm-diag", "nccl-tests"}
+HUNG_FLOW_WEIGHT = 0.5  # a hung job's iteration timing says little about who hung; the stacks do
 MISSING_PART_NOTES = {
     "logs": "no logs/ in this bundle: error lines, stage and iteration come from the other parts only",
     "flows": "no flows/ in this bundle: slowdowns, stragglers and silent hangs cannot be timed from the network",
@@ -64,6 +68,7 @@ class _Gathered:
     probe_causes: list[Evidence] = field(default_factory=list)
     other_causes: list[Evidence] = field(default_factory=list)  # stacks, flows: no line to cite
     symptoms: list[Evidence] = field(default_factory=list)
+    context: list[Evidence] = field(default_factory=list)
     query: list[str] = field(default_factory=list)  # what the schema cache is searched with
 
 
@@ -123,16 +128,20 @@ def _from_health(a: Analyses, g: _Gathered) -> None:
     for node in health.nodes:
         if node.verdict == "healthy":
             continue
+        device_state = any(s.probe not in CONFIRMING_PROBES for s in node.signals)
         cited = []
         for signal in node.signals[:MAX_PROBE_LINES]:
-            role = "cause" if node.verdict == "faulty" else "context"
+            primary = signal.probe not in CONFIRMING_PROBES or not device_state
+            role = "cause" if node.verdict == "faulty" and primary else "context"
             ev = a.evidence.cite("probe", role=role, file=signal.file, line=signal.line, host=node.host,
                                  text=signal.text, why=signal.meaning + (f" ({signal.action})" if signal.action else ""),
-                                 score=1.0 if node.verdict == "faulty" else 0.3)
+                                 score=1.0 if role == "cause" else 0.3)
             cited.append(ev.id)
             if role == "cause":
                 g.probe_causes.append(ev)
                 g.query.append(signal.text)
+            else:
+                g.context.append(ev)
         g.votes.add(node.host, "health", 1.0 if node.verdict == "faulty" else 0.3, node.reason, cited)
 
 
@@ -174,9 +183,9 @@ def _from_flows(a: Analyses, g: _Gathered) -> None:
         g.symptoms.append(a.evidence.cite("flow", role="symptom", text=flows.silence.evidence,
                                           why="the job stopped talking"))
         g.query.append(f"job stopped sending traffic: {flows.silence.evidence}")
-    top = max((s.score for s in flows.suspects), default=0.0) or 1.0
+    weight = HUNG_FLOW_WEIGHT if a.bundle.job.status == "hung" else 1.0
     for s in flows.suspects[:MAX_NAMED]:
-        g.votes.add(s.host, "flows", s.score / top, s.reason)
+        g.votes.add(s.host, "flows", s.score * weight, s.reason)
 
 
 def _symptom_phrases(a: Analyses, g: _Gathered) -> list[str]:
@@ -329,7 +338,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         root_cause=_root_cause(hit, named, causes, stage, iteration),
         confidence=_confidence(hit, hits[1] if len(hits) > 1 else None, named, g, analyzers),
         faulty_nodes=named, stage=stage, iteration=iteration,
-        evidence=causes + g.symptoms,
+        evidence=causes + g.symptoms + g.context,
         schemata=[SchemaMatch(schema_id=h.id, title=h.failure_schema.title, fault=h.fault,
                               category=h.failure_schema.category, score=h.score, similarity=h.similarity,
                               template_overlap=h.template_overlap) for h in hits],
