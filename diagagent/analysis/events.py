@@ -342,10 +342,10 @@ def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool:
 
 # --- nodes: which node the failure began on -----------------------------------------------------------------------
 
-# noisy-OR weights of the node signals (each in 0..1)
+# weights of the node signals (each in 0..1); a node's evidence is their weighted sum, its score 1 - exp(-sum)
 _NODE_WEIGHTS = {"exclusive": 0.9, "missing": 0.85, "silent": 0.7, "named": 0.6, "first": 0.5}
 ROOT_MIN = 0.5  # a node is where the failure began when its score is at least this...
-ROOT_NEAR = 0.85  # ...and at least this share of the top node's
+ROOT_NEAR = 0.75  # ...and its evidence at least this share of the top node's
 
 
 class _NodeEvidence:
@@ -368,11 +368,9 @@ class _NodeEvidence:
         for host, signals in self.signal.items():
             if not signals:
                 continue
-            miss = 1.0
-            for name, value in signals.items():
-                miss *= 1.0 - _NODE_WEIGHTS[name] * min(value, 1.0)
-            out.append(NodeSuspect(host=host, score=round(1.0 - miss, 3), reasons=_dedup(self.reasons[host])[:6],
-                                   events=_dedup(self.events[host])[:10]))
+            evidence = sum(_NODE_WEIGHTS[name] * min(value, 1.0) for name, value in signals.items())
+            out.append(NodeSuspect(host=host, score=round(1.0 - math.exp(-evidence), 3),
+                                   reasons=_dedup(self.reasons[host])[:6], events=_dedup(self.events[host])[:10]))
         out.sort(key=lambda n: (-n.score, n.host))
         return out
 
@@ -503,7 +501,8 @@ def _roots(nodes: list[NodeSuspect]) -> set[str]:
     """The node(s) the failure began on, when some stand out; none when the failure looks the same everywhere."""
     if not nodes or nodes[0].score < ROOT_MIN:
         return set()
-    return {n.host for n in nodes if n.score >= ROOT_MIN and n.score >= ROOT_NEAR * nodes[0].score}
+    top = -math.log(1.0 - min(nodes[0].score, 0.999))
+    return {n.host for n in nodes if n.score >= ROOT_MIN and -math.log(1.0 - min(n.score, 0.999)) >= ROOT_NEAR * top}
 
 
 def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) -> None:
@@ -524,8 +523,8 @@ def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) ->
             c.role = "symptom"
             c.score *= 0.3
             c.why.append("on most nodes, not particular to " + ", ".join(sorted(roots)))
-        elif c.phase == "training" and c.t.level < LEVEL_RANK["error"] and not roots & set(c.per_host):
-            c.role = "context"  # a warning while training went on, on no node that stands out: noise
+        elif c.t.level < LEVEL_RANK["error"] and not roots & set(c.per_host):
+            c.role = "context"  # a warning on no node that stands out: noise more often than not
         else:
             c.role = "cause"
     causes = [c for c in cands if c.role == "cause"]
@@ -534,6 +533,7 @@ def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) ->
         if not c.t.exception and _cited_on(c, roots).file in exception_files:
             c.role = "context"
             c.why.append("the same failure as the exception in its file")
+    _first_of_runs([c for c in cands if c.role == "cause"], roots)
     top = max((c.score for c in cands if c.role == "cause"), default=0.0)
     for c in cands:
         if c.role == "cause" and c.score < 0.4 * top:
@@ -544,6 +544,27 @@ def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) ->
         if c.t.details & cause_ids and (not roots or roots & set(c.per_host)):
             c.role = "cause"
             c.why.append("details the exception")
+
+
+def _first_of_runs(causes: list[_Candidate], roots: set[str]) -> None:
+    """An error line that restates the error line just before it (most of its words are that line's) reports the
+    same failure again: context. An exception line keeps its role: it is the focus of its traceback."""
+    cited = {id(c): _cited_on(c, roots) for c in causes}
+    by_line = {(cited[id(c)].file, cited[id(c)].line): c for c in causes}
+    for c in causes:
+        occ = cited[id(c)]
+        before = by_line.get((occ.file, occ.line - 1))
+        if before is not None and not c.t.exception and _restates(c.t.text, before.t.text):
+            c.role = "context"
+            c.why.append("restates the error on the line before")
+
+
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _restates(text: str, before: str) -> bool:
+    words, earlier = set(_WORD.findall(text)), set(_WORD.findall(before))
+    return bool(words) and len(words & earlier) >= 0.6 * len(words)
 
 
 def _cited_on(c: _Candidate, roots: set[str], main_files: set[str] | None = None) -> Occurrence:

@@ -41,6 +41,7 @@ from diagagent.analysis.templates import (
     K_TRACEBACK,
     MARKERS,
     OVERFLOW,
+    HEX_SHAPE_TABLE,
     SHAPE_TABLE,
     LineShaper,
     TemplateMiner,
@@ -52,7 +53,7 @@ BLOCK_BYTES = 1 << 22
 MAX_LINE_BYTES = 1 << 20
 CITE_CHARS = 2000  # a cited line's text is kept up to this many characters
 PARALLEL_BYTES = 48 << 20  # bundles with more log bytes than this are read by several processes
-_RING = 32  # recent lines kept per file, to find the time of a line that prints none
+NEAR_LINES = 32  # a line that prints no time takes the time of a line at most this far before it
 K_ACTIVE = ~(K_HEADER | K_INDENTED)  # kind bits that need a look in the hot loop
 FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
 WARNING = 2
@@ -285,10 +286,10 @@ class _FileReader:
         self.host_of_rank, self.local_ranks = host_of_rank, local_ranks
         self.summary = FileSummary(file=lf.file, host=lf.host, rank=lf.rank)
         self.progress = _Progress()
-        self.ring: list[bytes] = [b""] * _RING
+        self.last_timed: tuple[int, bytes] = (0, b"")  # the latest line that printed a time
+        self.parsed: tuple[int, float | None] = (-1, None)  # the time read from it, once
         self.tb = 0  # traceback state: 0 none, 1 header seen, 2 after a frame, 3 after a source line, 4 after the
         # exception line or an error line with a header (what follows without a header continues its message)
-        self.known_ts: tuple[int, float | None] = (0, None)  # the latest line looked at for a time, and its time
         self.stage_before = "init"  # the stage a checkpoint or eval returns to
         self.pending: list[Occurrence] = []  # occurrences without a time, waiting for the next line that has one
         self.seen: set[int] = set()  # message ids already seen in this file
@@ -316,19 +317,15 @@ class _FileReader:
         m = _NCCL_HOST.match(raw)
         return m.group(1).decode(errors="replace") if m else None
 
-    def time_near(self, lineno: int, raw: bytes) -> tuple[float | None, bool]:
-        """The line's timestamp (exact), else the latest one among the few lines before it (each looked at once)."""
-        ts = _ts_of([raw], self.year)
-        if ts is not None:
-            self.known_ts = (lineno, ts)
-            return ts, True
-        seen_line, seen_ts = self.known_ts
-        back = min(lineno - 1 - seen_line, _RING - 1)
-        ts = _ts_of([self.ring[(lineno - k) % _RING] for k in range(1, back + 1)], self.year)
-        if ts is None and lineno - seen_line < _RING:
-            ts = seen_ts
-        self.known_ts = (lineno, ts)
-        return ts, False
+    def time_near(self, lineno: int) -> tuple[float | None, bool]:
+        """The time of the latest line that printed one (read once), and whether that is this very line; None when
+        it is more than NEAR_LINES before."""
+        line, raw = self.last_timed
+        if not raw or lineno - line > NEAR_LINES:
+            return None, False
+        if self.parsed[0] != line:
+            self.parsed = (line, _ts_of([raw], self.year))
+        return self.parsed[1], line == lineno
 
     def read(self, root: Path) -> None:
         part, summary = self.part, self.summary
@@ -337,8 +334,7 @@ class _FileReader:
         if host_scan is not None:
             host_scan.files += 1
         shaper = self.shaper
-        shapes, kinds, table = shaper.shapes, shaper.kinds, SHAPE_TABLE
-        ring = self.ring
+        shapes, kinds, table, hex_table = shaper.shapes, shaper.kinds, SHAPE_TABLE, HEX_SHAPE_TABLE
         lineno = 0
         tail = b""
         try:
@@ -346,13 +342,13 @@ class _FileReader:
                 lines = (tail + block).split(b"\n")
                 tail = lines.pop()
                 if lineno == 0:
-                    summary.first_ts = _ts_of(lines[:_RING], self.year)
+                    summary.first_ts = _ts_of(lines[:NEAR_LINES], self.year)
                 if len(tail) > MAX_LINE_BYTES:
                     lines.append(tail[:MAX_LINE_BYTES])
                     tail = b""
-                lineno = self._lines(lines, lineno, shapes, kinds, table, ring, host_scan)
+                lineno = self._lines(lines, lineno, shapes, kinds, (table, hex_table), host_scan)
             if tail:
-                lineno = self._lines([tail], lineno, shapes, kinds, table, ring, host_scan)
+                lineno = self._lines([tail], lineno, shapes, kinds, (table, hex_table), host_scan)
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
             part.issues.append(f"{self.lf.file}:{lineno + 1}: read stopped here ({exc}); {lineno} lines read")
         summary.lines = lineno
@@ -361,23 +357,26 @@ class _FileReader:
             host_scan.lines += lineno
         self._finish(lineno)
 
-    def _lines(self, lines: list[bytes], lineno: int, shapes: dict[bytes, int], kinds: list[int], table: bytes,
-               ring: list[bytes], host_scan: HostScan | None) -> int:
+    def _lines(self, lines: list[bytes], lineno: int, shapes: dict[bytes, int], kinds: list[int],
+               tables: tuple[bytes, bytes], host_scan: HostScan | None) -> int:
         shaper = self.shaper
         counts = host_scan.counts if host_scan is not None else None
         seen = self.seen
         ids: list[int] = []
         append = ids.append
         pending = self.pending
+        table, hex_table = tables
         for raw in lines:
             lineno += 1
-            ring[lineno % _RING] = raw
-            mid = shapes.get(raw.translate(table))
-            if mid is None:
-                mid = shaper.add_shape(raw)
+            code = shapes.get(raw.translate(hex_table if b"0x" in raw else table))  # shape_of, inlined
+            if code is None:
+                code = shaper.add_shape(raw)
+            mid = code >> 1
             kind = kinds[mid]
-            if pending and kind & K_HEADER:
-                self._resolve_pending(raw)
+            if code & 1:
+                self.last_timed = (lineno, raw)
+                if pending:
+                    self._resolve_pending(raw)
             if kind & K_ACTIVE or self.tb:
                 if kind & K_SKIP:
                     if mid == CORRUPT:
@@ -423,7 +422,7 @@ class _FileReader:
         text = _text(raw)
         if "\ufffd" in text:
             self.part.lines_not_utf8 += 1
-        ts, exact = self.time_near(lineno, raw)
+        ts, exact = self.time_near(lineno)
         occ = Occurrence(file=self.lf.file, line=lineno, rank=self.rank_of(raw), text=text, ts=ts, ts_exact=exact,
                          stage=self.summary.stage, iteration=self.summary.last_iteration)
         if not exact and len(self.pending) < 10_000:
@@ -475,7 +474,7 @@ class _FileReader:
             summary.stage = new
             if len(summary.transitions) >= 64:
                 del summary.transitions[1:33]
-            summary.transitions.append((lineno, self.time_near(lineno, raw)[0], new))
+            summary.transitions.append((lineno, self.time_near(lineno)[0], new))
 
     def _read_progress(self, raw: bytes) -> Progress:
         """A progress line's numbers; a layout per line shape makes the next line of that shape cheap."""
@@ -492,7 +491,7 @@ class _FileReader:
 
     def _finish(self, lineno: int) -> None:
         summary = self.summary
-        summary.last_ts = _ts_of([self.ring[(lineno - k) % _RING] for k in range(min(lineno, _RING))], self.year)
+        summary.last_ts = _ts_of([self.last_timed[1]], self.year) if self.last_timed[1] else None
         steps = self.progress.all_steps
         summary.median_step_s = statistics.median(steps) if steps else None
         if self.progress.last_raw:
@@ -517,7 +516,7 @@ class ScanJob:
 
 def scan_files(job: ScanJob) -> ScanPart:
     """Read some of a bundle's log files (the work of one process)."""
-    shaper = LineShaper(names_pattern(job.names))
+    shaper = LineShaper(names_pattern(job.names), year=job.year)
     part = ScanPart(messages=shaper.messages, levels=shaper.levels, kinds=shaper.kinds, code_lines=set(),
                     exception_lines=set(), continuation_lines=set(), detail_of={}, hosts={}, files=[])
     root = Path(job.root)

@@ -29,9 +29,17 @@ from diagagent.analysis.logparse import (
     mask,
     split_header,
 )
+from diagagent.telemetry import parse_timestamp
 
 # a line's shape: its bytes with every digit made 0 (lines that differ only in numbers share a shape)
 SHAPE_TABLE = bytes.maketrans(b"123456789", b"000000000")
+# lines with 0x literals (pointers, ids) also fold the hex letters, so each C++ frame is not a shape of its own
+HEX_SHAPE_TABLE = bytes.maketrans(b"123456789abcdefABCDEF", b"0" * 21)
+
+
+def shape_of(raw: bytes) -> bytes:
+    """A line's shape: its bytes with every digit (and, in a line with a 0x literal, every hex letter) made 0."""
+    return raw.translate(HEX_SHAPE_TABLE if b"0x" in raw else SHAPE_TABLE)
 MAX_MESSAGE_CHARS = 4096  # a message is cut here before masking (the line itself is kept whole for citing)
 
 # message ids reserved for lines that are not events
@@ -55,12 +63,16 @@ def _is_corrupt(text: str) -> bool:
 class LineShaper:
     """Raw line -> message id. The fast path is one `bytes.translate` and one dict lookup per line; only a line of a
     new shape is decoded, stripped of its header, classified and masked. Memory is bounded: the shape cache is
-    cleared when full, and messages past `max_messages` share one overflow id."""
+    cleared when full, and messages past `max_messages` share one overflow id.
 
-    def __init__(self, names: re.Pattern[str] | None = None, *, headers: bool = True,
+    `shapes` maps a shape to its code: the message id shifted left by one, with the low bit set when lines of that
+    shape print a time (so a reader parses times only where there are some)."""
+
+    def __init__(self, names: re.Pattern[str] | None = None, *, headers: bool = True, year: int | None = None,
                  max_shapes: int = 200_000, max_messages: int = 100_000) -> None:
         self.names = names
         self.headers = headers
+        self.year = year
         self.max_shapes = max_shapes
         self.max_messages = max_messages
         self.shapes: dict[bytes, int] = {}
@@ -72,27 +84,29 @@ class LineShaper:
 
     def message_id(self, raw: bytes) -> int:
         """The message id of one raw line (no trailing newline)."""
-        sid = self.shapes.get(raw.translate(SHAPE_TABLE))
-        return sid if sid is not None else self.add_shape(raw)
+        code = self.shapes.get(shape_of(raw))
+        return (code if code is not None else self.add_shape(raw)) >> 1
 
     def add_shape(self, raw: bytes) -> int:
-        """The slow path: decode, split the header, classify and mask a line of a shape not seen yet."""
+        """The slow path: decode, split the header, classify and mask a line of a shape not seen yet; its code."""
         self.shape_misses += 1
         if len(self.shapes) >= self.max_shapes:
             self.shapes.clear()
-        key = raw.translate(SHAPE_TABLE)
+        key = shape_of(raw)
         text = raw[: MAX_MESSAGE_CHARS * 2].decode("utf-8", errors="replace")
         if "\r" in text:  # a progress bar redrawn with \r: its last segment is what the reader saw
             parts = [p for p in text.split("\r") if p.strip()]
             text = parts[-1] if parts else ""
+        timed = False
         if not text.strip():
             mid = BLANK
         elif "\ufffd" in text and _is_corrupt(text):
             mid = CORRUPT
         else:
             mid = self._message(text)
-        self.shapes[key] = mid
-        return mid
+            timed = parse_timestamp(text, self.year) is not None
+        code = self.shapes[key] = (mid << 1) | timed
+        return code
 
     def _message(self, text: str) -> int:
         structured = indented = False
@@ -191,15 +205,15 @@ class TemplateMiner:
         """Template group of every line (small ints, equal for lines of one template); lines that are not events
         (blank, corrupt, past the message bound) get -1. A line of a known shape costs a translate and a lookup."""
         shaper = shaper or LineShaper()
-        shapes, table = shaper.shapes, SHAPE_TABLE
+        shapes, table, hex_table = shaper.shapes, SHAPE_TABLE, HEX_SHAPE_TABLE
         cluster_of_message: list[int] = []
         out_ids: list[int] = []
         append = out_ids.append
         for raw in lines:
-            mid = shapes.get(raw.translate(table))
-            if mid is None:
-                mid = shaper.add_shape(raw)
-            append(mid)
+            code = shapes.get(raw.translate(hex_table if b"0x" in raw else table))  # shape_of, inlined
+            if code is None:
+                code = shaper.add_shape(raw)
+            append(code >> 1)
         messages = shaper.messages
         for mid in range(len(cluster_of_message), len(messages)):
             cluster_of_message.append(self.add(messages[mid]) if mid > OVERFLOW else -1)
