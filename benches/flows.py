@@ -3,8 +3,8 @@
 Simulates (cached under --cache) and times `analyze_flows` in a child process, so peak RSS is the analysis's
 own. `--json` prints {"records", "records_per_s", "seconds", "peak_rss_mb", "iteration_error_median",
 "iteration_error_p95"}; errors are relative iteration-duration errors against truth.json's timeline.
-`--suite standard` scores every case of evals/suites/<name>.yaml (straggler / slow-link ranking, healthy nodes
-flagged, parallelism, iteration error); `--engines` times the columnar ingest step with pyarrow, polars, duckdb.
+`--suite standard` scores every case of evals/suites/<name>.yaml (straggler / slow-link ranking, healthy
+nodes flagged, parallelism, iteration error); `--engines` times the ingest step with pyarrow, polars, duckdb.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ SIZE_FAULTS = ("gpu_straggler", "slow_link")
 
 
 def iteration_errors(findings: FlowFindings, timeline: list[dict]) -> np.ndarray:
-    """Relative duration error of each truth iteration whose end a found boundary matches (within half of it)."""
+    """Relative duration error of each truth iteration whose end a found boundary matches (within half)."""
     ends = np.array(findings.iterations.boundaries[1:])
     if not len(ends) or not timeline:
         return np.array([])
@@ -194,12 +194,14 @@ ENGINE_CODE = {
 import numpy as np, pyarrow as pa, pyarrow.compute as pc, pyarrow.parquet as pq, polars as pl
 ips = pa.array(IPS)
 keep = []
-for batch in pq.ParquetFile(PATH).iter_batches(1 << 20, columns=["start", "end", "src_ip", "dst_ip", "bytes"]):
+COLUMNS = ["start", "end", "src_ip", "dst_ip", "bytes"]
+for batch in pq.ParquetFile(PATH).iter_batches(1 << 20, columns=COLUMNS):
     s = pc.fill_null(pc.index_in(batch.column("src_ip"), value_set=ips), -1).to_numpy()
     d = pc.fill_null(pc.index_in(batch.column("dst_ip"), value_set=ips), -1).to_numpy()
     m = (s >= 0) & (d >= 0)
     keep.append(pl.DataFrame({"src": s[m], "dst": d[m], "bytes": batch.column("bytes").to_numpy()[m]}))
-out = pl.concat(keep).group_by("src", "dst").agg(n=pl.len(), b=pl.col("bytes").sum(), m=pl.col("bytes").median())
+agg = [pl.len(), pl.col("bytes").sum().alias("b"), pl.col("bytes").median().alias("m")]
+out = pl.concat(keep).group_by("src", "dst").agg(agg)
 """,
     "polars-streaming": """
 import polars as pl
@@ -211,8 +213,9 @@ out = (pl.scan_parquet(PATH).filter(pl.col("src_ip").is_in(IPS) & pl.col("dst_ip
 import duckdb
 con = duckdb.connect()
 con.execute("CREATE TABLE ips AS SELECT unnest(?) AS ip", [IPS])
-out = con.execute(f\"\"\"SELECT src_ip, dst_ip, count(*), sum(bytes), median(bytes) FROM read_parquet('{PATH}')
-    WHERE src_ip IN (SELECT ip FROM ips) AND dst_ip IN (SELECT ip FROM ips) GROUP BY ALL\"\"\").fetchall()
+out = con.execute(f\"\"\"SELECT src_ip, dst_ip, count(*), sum(bytes), median(bytes)
+    FROM read_parquet('{PATH}') WHERE src_ip IN (SELECT ip FROM ips) AND dst_ip IN (SELECT ip FROM ips)
+    GROUP BY ALL\"\"\").fetchall()
 """,
 }
 

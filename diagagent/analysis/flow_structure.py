@@ -14,6 +14,7 @@ from diagagent.telemetry import Job
 
 EdgeKind = Literal["dp", "pp", "other", "light"]  # light: control traffic, too little to be training
 LIGHT_SHARE = 1e-3  # a pair carrying less than this share of a typical bulk pair's bytes is control traffic
+MIN_PAIR_FLOWS = 3  # a pair with fewer flows carried a rendezvous or a probe, not training
 MIN_SPLIT = np.log(3.0)  # two classes of bulk pairs only when their typical flow sizes differ by 3x or more
 
 
@@ -76,27 +77,47 @@ def components(n_hosts: int, pairs: list[tuple[int, int]]) -> list[list[int]]:
 
 
 def infer_structure(frame: pl.DataFrame, n_hosts: int) -> Structure:
-    """Class host pairs from traffic alone. Light pairs are control traffic. Among bulk pairs, gradient sync
-    moves few large flows and pipeline sends many smaller ones: two classes when flow sizes split clearly, DP
-    the larger; one class (pure data parallelism) otherwise."""
+    """Class host pairs from traffic alone. Light pairs are control traffic (little data, or a flow or two:
+    a rendezvous). Among bulk pairs, gradient sync moves few large flows and pipeline sends many smaller ones:
+    two classes when flow sizes split clearly, DP the larger. One class is DP when its pairs close rings (or
+    only pair hosts up), PP when they chain hosts into open lines of three or more."""
     edges = pair_stats(frame)
     if edges.is_empty():
         return Structure(edges.with_columns(kind=pl.lit("light")), [], [], "no traffic between job nodes")
     heavy = float(np.quantile(edges["bytes"].to_numpy(), 0.9))
-    bulk = (edges["bytes"] >= LIGHT_SHARE * heavy).to_numpy()
+    bulk = ((edges["bytes"] >= LIGHT_SHARE * heavy) & (edges["flows"] >= MIN_PAIR_FLOWS)).to_numpy()
     size = np.log(np.maximum(edges["flow_bytes"].to_numpy(), 1.0))
     kind = np.full(len(edges), "light", dtype=object)
     is_high, gap = _two_means(size[bulk])
-    if gap >= MIN_SPLIT:
+    if not bulk.any():
+        method = "no training traffic between job nodes (only control messages)"
+    elif gap >= MIN_SPLIT:
         kind[np.flatnonzero(bulk)] = np.where(is_high, "dp", "pp")
         method = (
             f"bulk pairs split by typical flow size ({np.exp(gap):.1f}x apart): larger = DP, smaller = PP"
         )
     else:
-        kind[bulk] = "dp"
-        method = "bulk pairs share one typical flow size: all taken as DP gradient sync"
+        pairs = list(
+            zip(edges["a"].to_numpy()[bulk].tolist(), edges["b"].to_numpy()[bulk].tolist(), strict=True)
+        )
+        lines = _open_lines(n_hosts, pairs)
+        kind[bulk] = "pp" if lines else "dp"
+        method = (
+            "bulk pairs share one typical flow size and chain hosts into open lines: pipeline sends"
+            if lines
+            else "bulk pairs share one typical flow size: data-parallel gradient sync"
+        )
     edges = edges.with_columns(kind=pl.Series(kind.tolist(), dtype=pl.String))
     return _with_groups(edges, n_hosts, method)
+
+
+def _open_lines(n_hosts: int, pairs: list[tuple[int, int]]) -> bool:
+    """Whether every connected group of the pairs is a simple open path of three or more hosts."""
+    groups = components(n_hosts, pairs)
+    degree = np.bincount(np.array(pairs).ravel(), minlength=n_hosts) if pairs else np.zeros(n_hosts, int)
+    return bool(groups) and all(
+        len(g) >= 3 and degree[g].max() <= 2 and int((degree[g] == 1).sum()) == 2 for g in groups
+    )
 
 
 def _with_groups(edges: pl.DataFrame, n_hosts: int, method: str) -> Structure:

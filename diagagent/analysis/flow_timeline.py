@@ -150,10 +150,11 @@ def node_timeline(frame: pl.DataFrame, bounds: np.ndarray, peers: np.ndarray) ->
     flows (start, end, src, dst) and `sync`: whether the flow is gradient sync; `peers` gives each host's peer
     group (hosts doing the same work: its DP group).
 
-    The compute gap adds up the node's own work: from its input to each of its pipeline sends, and from its
-    last input to the moment it was ready to sync (the first start of any sync flow touching it, in either
-    direction: a transfer starts only when both ends posted it). A node held up by a slow peer sends, or is
-    ready, as soon as the peer's data is in, so only the node's own slowness lengthens its gap."""
+    The compute gap is the node's own work in the iteration: from the iteration's start (the job-wide end of
+    the previous sync) to the moment it was ready to sync (the first start of any sync flow touching it, in
+    either direction: a transfer starts only when both ends posted it), less how late its last pipeline input
+    came against its peers' (a pipeline neighbour's slowness, which it inherits). Dividing by the peers' gap
+    gives the node's own slowdown, undiluted by what it waited for."""
     n_hosts = len(peers)
     k = max(len(bounds) - 1, 0)
     if not k or frame.is_empty():
@@ -179,10 +180,10 @@ def node_timeline(frame: pl.DataFrame, bounds: np.ndarray, peers: np.ndarray) ->
     sync_end = np.where(np.isfinite(sync_end), sync_end, np.nan).reshape(n_hosts, width)
     ready = np.where(np.isfinite(ready), ready, np.nan).reshape(n_hosts, width)[:, 1:]
 
-    # the node's own work: from its last input to each of its pipeline sends, and to its readiness to sync
+    # the node's own work: from the iteration's start to its readiness, less what it waited for a late input
     pipe = ~sync
-    sends, last_input = _pipeline_work(src[pipe], dst[pipe], start[pipe], end[pipe], bounds, peers, n_hosts)
-    compute = np.clip(ready - np.fmax(bounds[None, :-1], last_input), 0.0, None) + sends
+    inherited = _inherited_delay(src[pipe], dst[pipe], start[pipe], end[pipe], bounds, peers, n_hosts)
+    compute = np.clip(ready - bounds[None, :-1] - inherited, 0.0, None)
 
     # communication time: the length of the union of the node's flows, charged to the iteration of each piece
     comm = _union_per_cell(src, dst, start, end, bounds, n_hosts)
@@ -231,7 +232,7 @@ def _union_per_cell(
     return np.bincount(flat[valid], weights=e[valid], minlength=n_hosts * k).reshape(n_hosts, k)
 
 
-def _pipeline_work(
+def _inherited_delay(
     src: np.ndarray,
     dst: np.ndarray,
     start: np.ndarray,
@@ -239,49 +240,37 @@ def _pipeline_work(
     bounds: np.ndarray,
     peers: np.ndarray,
     n_hosts: int,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per host and iteration: the time from input to send summed over its pipeline sends, and the end of its
-    last pipeline input (-inf without one).
-
-    A send answers the input that comes just before it in the schedule: the schedule is the peers' median
-    offset into the iteration of the same transfer (same peer groups, same n-th flow of the pair), so a peer's
-    late input does not make a punctual send look slow, nor a late send look punctual."""
+) -> np.ndarray:
+    """Per host and iteration: how late the node's last pipeline input arrived against its peers' same input
+    (0 when on time or without pipeline traffic). The last input is the last in the schedule, which is the
+    peers' median order: the same transfer between the same peer groups, the same n-th flow of the pair."""
     k = len(bounds) - 1
-    work, last = np.zeros((n_hosts, k)), np.full((n_hosts, k), -np.inf)
+    delay = np.zeros((n_hosts, k))
     it = np.searchsorted(bounds, start, side="left") - 1
     inside = (it >= 0) & (it < k)
     if not inside.any():
-        return work, last
+        return delay
     it = it[inside]
     flows = pl.DataFrame(
         {
+            "node": dst[inside],
             "src": src[inside],
-            "dst": dst[inside],
             "start": start[inside],
-            "end": end[inside],
             "it": it,
             "offset": start[inside] - bounds[it],
+            "arrival": end[inside] - bounds[it],
             "gs": peers[src[inside]],
             "gd": peers[dst[inside]],
         }
     )
-    flows = flows.with_columns(slot=pl.col("start").rank("ordinal").over("it", "src", "dst")).with_columns(
-        planned=pl.col("offset").median().over("it", "gs", "gd", "slot")
+    last = (
+        flows.with_columns(slot=pl.col("start").rank("ordinal").over("it", "src", "node"))
+        .with_columns(
+            planned=pl.col("offset").median().over("it", "gs", "gd", "slot"),
+            due=pl.col("arrival").median().over("it", "gs", "gd", "slot"),
+        )
+        .group_by("node", "it")
+        .agg((pl.col("arrival") - pl.col("due")).sort_by("planned").last().alias("late"))
     )
-    inputs = flows.select(node="dst", it="it", planned="planned", arrived="end").sort("planned")
-    sends = flows.select(node="src", it="it", planned="planned", sent="start").sort("planned")
-    answered = sends.join_asof(
-        inputs,
-        on="planned",
-        by=["node", "it"],
-        strategy="backward",
-        allow_exact_matches=False,
-        check_sortedness=False,
-    )
-    node, its = answered["node"].to_numpy(), answered["it"].to_numpy()
-    since = np.fmax(bounds[its], answered["arrived"].fill_null(-np.inf).to_numpy())
-    gap = np.maximum(answered["sent"].to_numpy() - since, 0.0)
-    work += np.bincount(node * k + its, weights=gap, minlength=n_hosts * k).reshape(n_hosts, k)
-    final = inputs.group_by("node", "it").agg(pl.col("arrived").last())
-    last[final["node"].to_numpy(), final["it"].to_numpy()] = final["arrived"].to_numpy()
-    return work, last
+    delay[last["node"].to_numpy(), last["it"].to_numpy()] = np.maximum(last["late"].to_numpy(), 0.0)
+    return delay

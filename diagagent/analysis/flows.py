@@ -31,6 +31,7 @@ SuspectSource = Literal["straggler", "slow_link", "silence"]
 STRAGGLER_MIN_EXCESS = (
     0.05  # an iteration shows a straggler when its compute gap is 5% (or 3 sigma) over peers
 )
+STRAGGLER_FULL_SCORE = 0.3  # a straggler this bad (e.g. 1.5x in 60% of iterations) is a certain suspect
 STRAGGLER_MIN_SHARE = 0.3  # ... in at least this share of the node's iterations
 SLOW_LINK_MAX_RATIO = 0.75  # a pair is slow below 75% (or 4 sigma under) the median throughput of its kind
 TOP = 10
@@ -241,19 +242,21 @@ def _parallelism(bundle: Bundle, table: FlowTable) -> tuple[Structure, Paralleli
     declared = declared_groups(bundle.job, table.hosts)
     structure, source, agrees, why = inferred, "inferred", None, ""
     if declared is not None:
-        same_dp = _partition(inferred.dp_groups) == _partition(_seen(declared["dp"], inferred))
-        same_pp = _partition(inferred.pp_groups) == _partition(_seen(declared["pp"], inferred))
-        agrees = same_dp and same_pp
         candidate = with_declared(inferred, declared)
         stray = candidate.edges.filter(pl.col("kind") == "other")["bytes"].sum()
         bulk = inferred.edges.filter(pl.col("kind") != "light")["bytes"].sum()
-        if not agrees:
+        # a kind with no traffic at all (a job that died at init, or before its first sync) is not checked
+        observed = [kind for kind in ("dp", "pp") if getattr(inferred, f"{kind}_groups")]
+        if observed:
+            agrees = all(
+                _partition(getattr(inferred, f"{kind}_groups")) == _partition(_seen(declared[kind], inferred))
+                for kind in observed
+            )
+        if agrees is False:
             why = "traffic groups differ from job.yaml's: " + ", ".join(
-                f"{kind.upper()} {len(got)} inferred vs {len(_seen(want, inferred))} declared"
-                for kind, got, want in (
-                    ("dp", inferred.dp_groups, declared["dp"]),
-                    ("pp", inferred.pp_groups, declared["pp"]),
-                )
+                f"{kind.upper()} {len(getattr(inferred, f'{kind}_groups'))} inferred vs "
+                f"{len(_seen(declared[kind], inferred))} declared"
+                for kind in ("dp", "pp")
             )
         if stray <= 0.02 * max(bulk, 1.0):  # the declared layout explains the bulk traffic: use it
             structure, source = candidate, "declared"
@@ -280,8 +283,9 @@ def _parallelism(bundle: Bundle, table: FlowTable) -> tuple[Structure, Paralleli
 
 
 def _seen(groups: list[list[int]], structure: Structure) -> list[list[int]]:
-    """Declared groups restricted to hosts that have job traffic (a host with no flows cannot be placed)."""
-    seen = set(structure.edges["a"].to_list()) | set(structure.edges["b"].to_list())
+    """Declared groups restricted to hosts with training traffic (a host without it cannot be placed)."""
+    bulk = structure.edges.filter(pl.col("kind") != "light")
+    seen = set(bulk["a"].to_list()) | set(bulk["b"].to_list())
     return [kept for g in groups if len(kept := [h for h in g if h in seen]) > 1]
 
 
@@ -538,12 +542,7 @@ def _suspects(found: list[Straggler], slow: list[SlowLink], quiet: Silence) -> l
 
     for s in found:
         if s.flagged:
-            add(
-                s.host,
-                min(1.0, (s.ratio - 1.0) / 0.2) * min(1.0, s.shown / s.iterations_total),
-                "straggler",
-                s.evidence,
-            )
+            add(s.host, min(1.0, s.score / STRAGGLER_FULL_SCORE), "straggler", s.evidence)
     flagged_links = [link for link in slow if link.flagged]
     if flagged_links:
         weight: dict[str, float] = {}
