@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 import yaml
 from typer.testing import CliRunner
 
 from diagagent.analysis import flows
+from diagagent.analysis.flow_structure import infer_structure
 from diagagent.apps.cli import build_app
 from diagagent.telemetry import Bundle
 from tests.test_flows_synth import SynthSpec, write_bundle
@@ -202,3 +204,28 @@ def test_cli_prints_json_and_draws(tmp_path: Path) -> None:
     assert (tmp_path / "h.png").is_file()
     text = runner.invoke(build_app(), ["flows", str(root)])
     assert text.exit_code == 0 and "node-005" in text.stdout and "suspects" in text.stdout
+
+
+def _pairs_frame(pairs: list[tuple[int, int]], flows_each: int, nbytes: float) -> pl.DataFrame:
+    rows = [(t * 10.0, t * 10.0 + 0.1, a, b, nbytes) for a, b in pairs for t in range(flows_each)]
+    return pl.DataFrame(rows, schema=["start", "end", "src", "dst", "bytes"], orient="row")
+
+
+@pytest.mark.parametrize(
+    ("pairs", "kind", "groups"),
+    [
+        ([(0, 1), (1, 2), (2, 3), (3, 0)], "dp", [[0, 1, 2, 3]]),  # a ring closes: data parallel
+        ([(0, 1), (1, 2), (3, 4), (4, 5)], "pp", [[0, 1, 2], [3, 4, 5]]),  # open lines: pipelines
+        ([(0, 1), (2, 3)], "dp", [[0, 1], [2, 3]]),  # pairs alone: the commoner reading, data parallel
+    ],
+)
+def test_one_kind_of_traffic_is_read_from_its_shape(pairs: list, kind: str, groups: list) -> None:
+    s = infer_structure(_pairs_frame(pairs, 20, 1e9), 6)
+    assert set(s.edges["kind"].to_list()) == {kind}
+    assert (s.dp_groups if kind == "dp" else s.pp_groups) == groups
+
+
+def test_a_rendezvous_is_not_training_traffic() -> None:
+    s = infer_structure(_pairs_frame([(i, 0) for i in range(1, 8)], 1, 4e4), 8)
+    assert set(s.edges["kind"].to_list()) == {"light"} and not s.dp_groups and not s.pp_groups
+    assert "no training traffic" in s.method
