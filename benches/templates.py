@@ -18,7 +18,6 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections import Counter, defaultdict
 from pathlib import Path
 
 from drain3 import TemplateMiner as Drain3Miner
@@ -27,7 +26,7 @@ from drain3.template_miner_config import TemplateMinerConfig
 
 from diagagent.analysis import logparse
 from diagagent.analysis.logscan import scan_bundle
-from diagagent.analysis.templates import LineShaper, TemplateMiner
+from diagagent.analysis.templates import LineShaper, TemplateMiner, grouping_accuracy
 from diagagent.telemetry import Bundle
 from diagagent.telemetry.readers import open_binary
 
@@ -77,20 +76,6 @@ def mine_stock(lines: list[bytes], names: re.Pattern[str] | None) -> list[int]:
             continue
         out.append(miner.add_log_message(logparse.split_header(text).message)["cluster_id"])
     return out
-
-
-def grouping_accuracy(predicted: list[int], truth: list[int]) -> float:
-    """Share of lines whose predicted group holds exactly the lines of their true group (Loghub's GA)."""
-    by_truth: dict[int, list[int]] = defaultdict(list)
-    for i, t in enumerate(truth):
-        by_truth[t].append(i)
-    pred_sizes = Counter(predicted)
-    correct = 0
-    for members in by_truth.values():
-        groups = {predicted[i] for i in members}
-        if len(groups) == 1 and pred_sizes[predicted[members[0]]] == len(members):
-            correct += len(members)
-    return correct / len(truth) if truth else 1.0
 
 
 def scan_seconds(root: Path, workers: int) -> float:

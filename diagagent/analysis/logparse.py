@@ -151,6 +151,9 @@ _HEX_TOKEN = re.compile(r"(?<![\w])(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|[0-9a-f]{8}
 _COLON_IDS = re.compile(r"(?<![\w.])(?:[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4})*::[0-9a-fA-F:]*[0-9a-fA-F]"
                         r"|(?:[0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}|[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)"
                         r"(?![\w:])")
+_DATE_WORDS = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+                         r"(?=,?\s+(?:\d|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)))")  # Sun Jul 10 03:55
+_HOST_PORT = re.compile(r"(?<![^\s,;=|\"'\[\](){}<>!])[A-Za-z][\w-]*(?:\.[\w-]+)+(?=:\d)")  # www.a.com:443
 _LIST_OF_VARS = re.compile(r"([\[(])<\*>(?:\s*,\s*<\*>)+\s*,?\s*([\])])")
 _SPACES = re.compile(r"\s+")
 
@@ -349,6 +352,9 @@ def mask(message: str, extra: re.Pattern[str] | None = None) -> str:
     message = _HEX_TOKEN.sub(WILDCARD, message)
     message = _COLON_IDS.sub(WILDCARD, message)
     message = _PATH_TOKEN.sub(WILDCARD, message)
+    if ":" in message:
+        message = _HOST_PORT.sub(WILDCARD, message)
+        message = _DATE_WORDS.sub(WILDCARD, message)
     message = _DIGIT_TOKEN.sub(WILDCARD, message)
     if "<*>," in message:
         message = _LIST_OF_VARS.sub(r"\1<*>\2", message)

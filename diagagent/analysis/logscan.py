@@ -30,6 +30,7 @@ from diagagent.analysis.logparse import (
 )
 from diagagent.analysis.templates import (
     CORRUPT,
+    HEX_SHAPE_TABLE,
     K_CARET,
     K_ERROR_HEAD,
     K_EXCEPTION,
@@ -41,7 +42,6 @@ from diagagent.analysis.templates import (
     K_TRACEBACK,
     MARKERS,
     OVERFLOW,
-    HEX_SHAPE_TABLE,
     SHAPE_TABLE,
     LineShaper,
     TemplateMiner,
@@ -600,8 +600,8 @@ def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner
 def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str]) -> LogScan:
     """Mine every part's messages (in a fixed order), then merge counts and first occurrences by final template."""
     clusters = [[miner.add(m) if mid > OVERFLOW else -1 for mid, m in enumerate(part.messages)] for part in parts]
-    tid_of_cluster = {cid: template_id(miner.cluster_template(cid))
-                      for cid in {c for part_clusters in clusters for c in part_clusters if c >= 0}}
+    final = miner.final_templates({c for part_clusters in clusters for c in part_clusters if c >= 0})
+    tid_of_cluster = {cid: template_id(text) for cid, text in final.items()}
     templates: dict[str, Template] = {}
     host_counts: dict[str, Counter[str]] = {}
     first: dict[str, dict[str, Occurrence]] = {}
@@ -613,7 +613,7 @@ def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str
                 continue
             t = templates.get(tid)
             if t is None:
-                t = templates[tid] = Template(id=tid, text=miner.cluster_template(part_clusters[mid]), level=-1,
+                t = templates[tid] = Template(id=tid, text=final[part_clusters[mid]], level=-1,
                                               kinds=0, code=False, exception=False)
             t.level = max(t.level, part.levels[mid])
             t.kinds |= part.kinds[mid]

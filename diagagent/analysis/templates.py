@@ -12,11 +12,12 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from drain3 import TemplateMiner as Drain3Miner
+from drain3.drain import Drain
 from drain3.template_miner_config import TemplateMinerConfig
 from pydantic import BaseModel, Field, PrivateAttr
 
@@ -160,9 +161,62 @@ def canonical(template: str) -> str:
             return t
 
 
+def merge_tokens(a: str, b: str) -> str:
+    """Two different tokens at one place of a template: what they share before and after a delimiter, around a
+    wildcard (`rhost=<*>`, `"<*>`, `<*>(uid=<*>)`); `<*>` when they share nothing."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    while n and a[n - 1].isalnum():
+        n -= 1
+    m = 0
+    while m < min(len(a), len(b)) - n and a[-1 - m] == b[-1 - m]:
+        m += 1
+    while m and a[len(a) - m].isalnum():
+        m -= 1
+    return a[:n] + WILDCARD + (a[len(a) - m:] if m else "")
+
+
+def generalize_siblings(templates: Iterable[str], min_siblings: int = 5) -> dict[str, str]:
+    """Templates that differ only in one plain word, when at least `min_siblings` of them do, hold a variable there
+    (user names): each -> the template with a wildcard at that place. Fewer siblings stay apart (GET / POST)."""
+    groups: dict[tuple, set[str]] = {}
+    for template in set(templates):
+        tokens = template.split()
+        words = sum(1 for t in tokens if WILDCARD not in t)
+        if words < 3:  # a message that is (almost) only the word is that word's event ("normal", "boot (command <*>)")
+            continue
+        for i, token in enumerate(tokens):
+            if _WORD.match(token):
+                groups.setdefault((i, tuple(tokens[:i]), tuple(tokens[i + 1:])), set()).add(template)
+    out: dict[str, str] = {}
+    for (i, before, after), members in groups.items():
+        if len(members) >= min_siblings:
+            merged = " ".join([*before, WILDCARD, *after])
+            for template in members:
+                out.setdefault(template, merged)
+    return out
+
+
 def template_id(template: str) -> str:
     """A stable id for a template text (the same in every job and every run)."""
     return "T" + hashlib.blake2b(template.encode(), digest_size=5).hexdigest()
+
+
+_WORD = re.compile(r"""^["'(\[]?[A-Za-z]{2,}[.,:;)\]"']?$""")
+
+
+class WordGuardDrain(Drain):
+    """drain3's Drain that never makes one word another (`VM Paused` / `VM Resumed`, `GET` / `POST` stay apart):
+    a place where two templates hold different plain words is no match. Variables are masked before mining, and
+    the words that are variables (user names) are rarer in training logs than the words that name different
+    events."""
+
+    def get_seq_distance(self, seq1: Sequence[str], seq2: Sequence[str], include_params: bool) -> tuple[float, int]:
+        for a, b in zip(seq1, seq2):
+            if a != b and a != self.param_str and _WORD.match(a) and _WORD.match(b):
+                return -1.0, 0
+        return super().get_seq_distance(seq1, seq2, include_params)
 
 
 class TemplateMiner:
@@ -179,31 +233,50 @@ class TemplateMiner:
         config.masking_instructions = []
         config.profiling_enabled = False
         self._miner = Drain3Miner(None, config)  # no persistence handler: drain3 would save on every new cluster
+        self._miner.drain = WordGuardDrain(depth=depth, sim_th=sim_th, max_children=max_children,
+                                           max_clusters=max_clusters)
         self._cluster_of: dict[str, int] = {}
-        self._templates: dict[int, str] = {}
+        self._tokens: dict[int, list[str]] = {}  # each cluster's template, token by token
 
     def add(self, message: str) -> int:
-        """The drain3 cluster id of a masked message (adding it to drain3 if new)."""
+        """The drain3 cluster id of a masked message (adding it to drain3 if new). Where drain3 makes a token a
+        wildcard, the cluster's own template keeps what the differing tokens share at their ends (`rhost=<*>`)."""
         cid = self._cluster_of.get(message)
         if cid is None:
             cluster, _ = self._miner.drain.add_log_message(message)
             cid = cluster.cluster_id
             self._cluster_of[message] = cid
-            self._templates[cid] = cluster.get_template()
+            tokens = message.split()
+            known = self._tokens.get(cid)
+            if known is None or len(known) != len(tokens):
+                self._tokens[cid] = tokens
+            else:
+                self._tokens[cid] = [a if a == b else merge_tokens(a, b) for a, b in zip(known, tokens)]
             if len(self._cluster_of) > 4 * self._miner.config.drain_max_clusters:
                 self._cluster_of.clear()
         return cid
 
     def cluster_template(self, cid: int) -> str:
-        cluster = self._miner.drain.id_to_cluster.get(cid)
-        return canonical(cluster.get_template() if cluster is not None else self._templates.get(cid, ""))
+        return canonical(" ".join(self._tokens.get(cid, ())))
+
+    def final_templates(self, cids: Iterable[int]) -> dict[int, str]:
+        """Each cluster's template when mining is done, with word siblings generalized (see generalize_siblings)."""
+        own = {cid: self.cluster_template(cid) for cid in cids}
+        general = generalize_siblings(own.values())
+        return {cid: general.get(t, t) for cid, t in own.items()}
 
     def template_of(self, message: str) -> str:
         return self.cluster_template(self.add(message))
 
     def mine(self, lines: Iterable[bytes], shaper: LineShaper | None = None) -> list[int]:
-        """Template group of every line (small ints, equal for lines of one template); lines that are not events
-        (blank, corrupt, past the message bound) get -1. A line of a known shape costs a translate and a lookup."""
+        """Template group of every line; see `mine_templates`."""
+        return self.mine_templates(lines, shaper)[0]
+
+    def mine_templates(self, lines: Iterable[bytes], shaper: LineShaper | None = None,
+                       ) -> tuple[list[int], list[str]]:
+        """Template group of every line (small ints, equal for lines of one template; -1 for lines that are not
+        events: blank, corrupt, past the message bound) and each group's template. A line of a known shape costs a
+        translate and a lookup."""
         shaper = shaper or LineShaper()
         shapes, table, hex_table = shaper.shapes, SHAPE_TABLE, HEX_SHAPE_TABLE
         cluster_of_message: list[int] = []
@@ -219,27 +292,32 @@ class TemplateMiner:
             cluster_of_message.append(self.add(messages[mid]) if mid > OVERFLOW else -1)
         group_of_template: dict[str, int] = {}
         group_of_cluster: dict[int, int] = {}
-        for cid in set(cluster_of_message):
-            if cid >= 0:
-                group_of_cluster[cid] = group_of_template.setdefault(self.cluster_template(cid),
-                                                                     len(group_of_template))
+        final = self.final_templates({c for c in cluster_of_message if c >= 0})
+        for cid, template in final.items():
+            group_of_cluster[cid] = group_of_template.setdefault(template, len(group_of_template))
         group_of_message = [group_of_cluster.get(c, -1) for c in cluster_of_message]
-        return [group_of_message[m] for m in out_ids]
+        return [group_of_message[m] for m in out_ids], list(group_of_template)
 
     def templates(self) -> dict[int, str]:
-        """Canonical template of every live cluster."""
-        return {c.cluster_id: canonical(c.get_template()) for c in self._miner.drain.clusters}
+        """Canonical template of every cluster."""
+        return {cid: self.cluster_template(cid) for cid in self._tokens}
 
 
-def iter_lines(data: Iterable[bytes]) -> Iterator[bytes]:
-    """Raw lines (no newline) from byte blocks, for benches and tests."""
-    tail = b""
-    for block in data:
-        parts = (tail + block).split(b"\n")
-        tail = parts.pop()
-        yield from parts
-    if tail:
-        yield tail
+def grouping_accuracy(predicted: list, truth: list) -> float:
+    """Loghub's grouping accuracy: the share of lines whose predicted group holds exactly the lines of their true
+    group."""
+    members: dict = {}
+    for i, t in enumerate(truth):
+        members.setdefault(t, []).append(i)
+    sizes: dict = {}
+    for p in predicted:
+        sizes[p] = sizes.get(p, 0) + 1
+    correct = 0
+    for lines in members.values():
+        group = predicted[lines[0]]
+        if sizes[group] == len(lines) and all(predicted[i] == group for i in lines):
+            correct += len(lines)
+    return correct / len(truth) if truth else 1.0
 
 
 # --- the normal-event pool ----------------------------------------------------------------------------------
