@@ -70,6 +70,8 @@ def test_a_pause_between_iterations_is_not_part_of_either(tmp_path: Path) -> Non
     assert 39.0 < f.iterations.pauses[0].seconds < 41.0
     err = relative_errors(f, spec)
     assert len(err) == f.iterations.count and err.max() < 0.01 and f.iterations.max_s < 5.0
+    cells = [c for row in flows.timeline(f, iterations=[11]).nodes for c in row.iterations]
+    assert cells and all(c.duration_s is not None and c.duration_s < 5.0 for c in cells)
 
 
 def test_parallelism_is_inferred_and_checked_against_job_yaml(tmp_path: Path) -> None:

@@ -656,6 +656,16 @@ class SilenceView(FlowView):
     nodes_total: int = 0
 
 
+def _node_spans(f: FlowFindings) -> tuple[np.ndarray, np.ndarray]:
+    """Per node and iteration, (start, end): from its previous sync's end (or, after a pause, the iteration's
+    start) to its own sync's end."""
+    tl = f.node_timeline
+    if tl is None:
+        raise ValueError("no node timeline: the flows gave no iterations")
+    pause = np.array(f.iterations.starts) - tl.bounds[:-1]
+    return tl.node_start + pause[None, :], tl.node_end
+
+
 def findings_of(source: FlowSource) -> FlowFindings:
     return source if isinstance(source, FlowFindings) else analyze_flows(source)
 
@@ -710,7 +720,8 @@ def timeline(
         )
         for i in cut
     ]
-    start, end, dur = tl.node_start, tl.node_end, tl.node_duration
+    start, end = _node_spans(f)
+    dur = end - start
     view.nodes = [
         NodeRow(
             host=f.hosts[n],
@@ -841,10 +852,11 @@ def _heatmap_data(
     groups = np.array(source._groups)
     order = np.lexsort((np.arange(len(source.hosts)), groups))
     ratio = compute_ratio(tl, groups)
+    start, end = _node_spans(source)
     return (
         [source.hosts[i] for i in order],
         np.arange(tl.iterations),
-        tl.node_duration[order],
+        (end - start)[order],
         ratio[order],
         {s.host for s in source.suspects},
     )
