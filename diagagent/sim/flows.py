@@ -15,7 +15,7 @@ import numpy as np
 
 from diagagent.sim.frameworks import _SHAPES
 from diagagent.sim.incident import Incident
-from diagagent.sim.pipeline import DP_LEN, simulate_pipeline
+from diagagent.sim.pipeline import DP_LEN, OPT_LEN, simulate_pipeline
 from diagagent.sim.plan import Plan
 
 PAIR_RATE = 45e9  # bytes/s of a pipeline transfer between two hosts (all rails)
@@ -92,14 +92,19 @@ def _training(
     A ring edge starts when both ends are ready (their backward done); a congested link carries the same bytes
     more slowly, on the all-reduce and on the pipeline."""
     lay = plan.layout
-    starts, _ends, nominal, slowed = axes
+    starts, ends, nominal, slowed = axes
     factor = _compute_factor(plan, inc, slowed)
     times = simulate_pipeline(factor, lay.pp, plan.microbatches if lay.pp > 1 else 2, PER_PHASE)
-    t0, span = starts[:, None], nominal[:, None]
     nps = lay.nodes_per_stage
     link = np.ones(factor.shape)
     for node, slower in inc.slow_link.items():
         link[slowed, node] = slower
+    # A slowed iteration lasts what the schedule says: its modeled length (compute, the sync on the slowest link,
+    # the optimizer step) is stretched over the scheduled span, so the sync burst ends where the truth's iteration
+    # ends. A healthy one models to exactly 1 (FWD, BWD, DP_LEN and OPT_LEN add up to the nominal span).
+    model_len = times.ready.max(axis=1) + DP_LEN * link.max(axis=1) + OPT_LEN
+    nominal = np.where(slowed, (ends - starts) / model_len, nominal)
+    t0, span = starts[:, None], nominal[:, None]
     hidden = _SHAPES[plan.model][0]
     act = plan.micro_batch * plan.seq_len * hidden * 2.0  # one micro-batch's activations (or their gradients)
     for send in times.sends:
