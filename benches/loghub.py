@@ -44,6 +44,10 @@ def score_system(path: Path) -> dict:
             "seconds": round(seconds, 3), "oracle": "/".join(path.parts[-2:])}
 
 
+def _mean(rows: list[dict], key: str) -> float | None:
+    return round(sum(r[key] for r in rows) / len(rows), 4) if rows else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default="../shared/data/loghub", help="the Loghub folder (one folder per system)")
@@ -55,9 +59,9 @@ def main() -> None:
         if path is not None:
             systems[system.name] = score_system(path)
     loghub2 = [s for s in systems.values() if s["oracle"].startswith("loghub2.0_2k")]
-    mean = lambda rows, key: round(sum(r[key] for r in rows) / len(rows), 4) if rows else None  # noqa: E731
-    out = {"systems": systems, "ga_avg": mean(list(systems.values()), "ga"), "pa_avg": mean(list(systems.values()), "pa"),
-           "ga_avg_14": mean(loghub2, "ga"), "pa_avg_14": mean(loghub2, "pa")}
+    every = list(systems.values())
+    out = {"systems": systems, "ga_avg": _mean(every, "ga"), "pa_avg": _mean(every, "pa"),
+           "ga_avg_14": _mean(loghub2, "ga"), "pa_avg_14": _mean(loghub2, "pa")}
     if args.json:
         json.dump(out, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -256,15 +256,15 @@ def _phase(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary]) -> Phase
         return _phase_without_progress(c, tl)
     start, end = tl.progress_start_ts, tl.progress_end_ts
     exact = [o.ts for o in c.per_host.values() if o.ts_exact and o.ts is not None]
-    if exact:
+    if exact and start is not None and end is not None:
         return _phase_at(min(exact), start, end)
     phases = set()
     for o in c.per_host.values():
         if o.ts is not None and end is not None and o.ts >= end - SAME_TIME_S:
             return "late"  # after a time printed before it
-        if o.ts_next is not None:  # before the next time printed
+        if o.ts_next is not None and end is not None:  # before the next time printed
             phases.add(_phase_at(o.ts_next, start, end))
-        else:
+        else:  # progress lines print no time: its place among them in its file
             phases.add(_phase_in_file(o, files.get(o.file), c.host_share >= 0.5))
     for p in ("late", "training", "startup"):
         if p in phases:
@@ -425,12 +425,14 @@ def _node_evidence(scan: LogScan, cands: list[_Candidate], names: dict[str, str]
 
 
 def _missing_from_cascade(hosts: list[str], errors: list[_Candidate], ev: _NodeEvidence) -> None:
-    """The node that never reported what (almost) every other node did: the timeout of a collective it hung in."""
+    """The node that never reported what (almost) every other node did: the timeout of a collective it hung in.
+    A node that reported the failure its own way (its peer's loss, its own kill) is not missing from it."""
     n = len(hosts)
     widespread = [c for c in errors if c.host_share >= 0.5 and len(c.per_host) < n]
     if n < 3 or not widespread:
         return
-    lacking = {h: [c for c in widespread if h not in c.per_host] for h in hosts}
+    reported = {h for c in errors if c.kind == "cascade" and c.phase == "late" for h in c.per_host}
+    lacking = {h: [c for c in widespread if h not in c.per_host] for h in hosts if h not in reported}
     share = {h: len(cs) / len(widespread) for h, cs in lacking.items()}
     odd = [h for h, v in share.items() if v >= 0.5]
     if not odd or len(odd) > max(1, n // 10):
@@ -511,7 +513,7 @@ def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) ->
     for c in cands:
         if c.kind == "context":
             c.role = "context"
-        elif c.kind == "cascade" and not (roots and hosts_total > 1 and set(c.per_host) <= roots):
+        elif c.kind == "cascade":
             c.role = "symptom"
             c.score *= 0.3
             c.why.append("a timeout, lost peer or kill: the cascade")

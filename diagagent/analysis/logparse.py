@@ -97,9 +97,14 @@ _CASCADE = re.compile(
     r"recv(?:ing)? .{0,40}failed|socket", re.IGNORECASE)
 
 
+_INNER_ERROR = re.compile(r"(?:exception|error)\s*:\s*", re.I)
+
+
 def is_cascade(message: str) -> bool:
-    """Words of the cascade a failure sets off on healthy ranks (a peer's timeout, its lost connection, the kill)."""
-    return _CASCADE.search(message) is not None
+    """Words of the cascade a failure sets off on healthy ranks (a peer's timeout, its lost connection, the kill).
+    A line that wraps an error ("watchdog thread terminated with exception: NCCL error: X") is judged by X."""
+    inner = _INNER_ERROR.split(message)[-1]
+    return _CASCADE.search(inner or message) is not None
 
 
 # --- framework markers of stage and progress ---------------------------------------------------------------

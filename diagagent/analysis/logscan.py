@@ -52,7 +52,7 @@ from diagagent.telemetry import Bundle, LogFile, parse_timestamp
 BLOCK_BYTES = 1 << 22
 MAX_LINE_BYTES = 1 << 20
 CITE_CHARS = 2000  # a cited line's text is kept up to this many characters
-PARALLEL_BYTES = 48 << 20  # bundles with more log bytes than this are read by several processes
+PARALLEL_BYTES = 256 << 20  # bundles with more log bytes than this are read by several processes
 NEAR_LINES = 32  # a line that prints no time takes the time of a line at most this far before it
 K_ACTIVE = ~(K_HEADER | K_INDENTED)  # kind bits that need a look in the hot loop
 FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
@@ -294,6 +294,7 @@ class _FileReader:
         self.pending: list[Occurrence] = []  # occurrences without a time, waiting for the next line that has one
         self.seen: set[int] = set()  # message ids already seen in this file
         self.exception_mid = -1  # the exception line (or error line) whose message the next lines may continue
+        self.after_traceback = False  # that line ended a traceback (not an error line with a header)
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -448,6 +449,9 @@ class _FileReader:
             self.tb = 2
         elif kind & K_CARET:
             return
+        elif self.tb == 4 and self.after_traceback and kind & K_EXCEPTION and not kind & K_HEADER:
+            self.part.exception_lines.add(mid)  # a second exception printed right after a traceback's
+            self.exception_mid = mid
         elif self.tb == 4 and not kind & K_HEADER:
             self.part.continuation_lines.add(mid)
             if kind & K_INDENTED and self.exception_mid >= 0:
@@ -457,9 +461,9 @@ class _FileReader:
             self.tb = 3
         elif self.tb in (1, 2, 3) and (not kind & K_HEADER or kind & K_EXCEPTION):
             self.part.exception_lines.add(mid)
-            self.tb, self.exception_mid = 4, mid
+            self.tb, self.exception_mid, self.after_traceback = 4, mid, True
         elif kind & K_ERROR_HEAD:  # what follows an error line without a header of its own continues its message
-            self.tb, self.exception_mid = 4, mid
+            self.tb, self.exception_mid, self.after_traceback = 4, mid, False
         else:
             self.tb = 0
 

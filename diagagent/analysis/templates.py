@@ -133,7 +133,7 @@ class LineShaper:
             self._ids[masked] = mid
             self.messages.append(masked)
             self.levels.append(level)
-            marker = marker_of(message)
+            marker = marker_of(message) if kind != "exception" else None
             error_head = structured and level >= LEVEL_RANK["error"]
             error_words = word_level in ("error", "fatal")
             self.kinds.append((MARKERS.index(marker) if marker else 0) | _KIND_BITS[kind]
