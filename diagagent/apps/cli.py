@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "diagagent.apps.cmd_flows",
     "diagagent.apps.cmd_kb",
     "diagagent.apps.cmd_logs",
+    "diagagent.apps.cmd_slack",
 ]
 
 
