@@ -95,7 +95,14 @@ class Analyses:
             from diagagent.analysis.events import analyze_logs, normal_pool_for
 
             pool, notes = normal_pool_for(self.bundle, self.settings.state_dir, self.settings.jobs_dir)
-            self.notes.extend(notes)
+            missing = [n.split(":")[0].removeprefix("history job ") for n in notes if n.startswith("history job ")]
+            if missing:
+                self.notes.append(f"history job(s) {', '.join(missing)} not found under {self.settings.jobs_dir}: "
+                                  "cross-job filtering used only the normal-event pool already learned"
+                                  if pool is not None else f"history job(s) {', '.join(missing)} not found under "
+                                  f"{self.settings.jobs_dir}: no cross-job filtering (`diagagent learn-normal PATH` "
+                                  "adds successful jobs)")
+            self.notes.extend(n for n in notes if not n.startswith("history job "))
             return analyze_logs(self.bundle, pool)
 
         return self._run("logs", run)

@@ -292,7 +292,8 @@ def _notes(a: Analyses, hits: list[SchemaHit], named: list[NodeScore]) -> list[s
         if text and text not in notes:
             notes.append(text)
     if a.logs is not None:
-        notes.extend(n for n in a.logs.notes[:3] if n not in notes)
+        said_cross_job = any("cross-job" in n for n in notes)
+        notes.extend(n for n in a.logs.notes[:3] if n not in notes and not (said_cross_job and "cross-job" in n))
     if hits and len(hits) > 1 and hits[1].score >= 0.8 * hits[0].score:
         checks = hits[0].failure_schema.discriminating_checks
         if checks:
