@@ -107,7 +107,7 @@ def register(app: typer.Typer) -> None:
             if report is not None:
                 from diagagent.apps.report import write_report
 
-                write_report(d, bundle, report)
+                write_report(d, bundle, report, analyses=session.ctx.analyses)
             if json_out:
                 print_json(d)
                 return

@@ -1,0 +1,335 @@
+"""The report's pictures as PNG bytes: the flows' iteration heatmap, the stack clusters, the event timeline.
+
+Matplotlib is imported only when a picture is drawn (Agg canvas, no pyplot state); a picture that cannot be
+drawn becomes a `Picture` that says why, so the report goes on without it.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from diagagent.apps.report.content import when
+from diagagent.apps.report.occurrences import Sighting, sightings
+from diagagent.diagnosis import Diagnosis
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from diagagent.analysis.events import LogEvent
+    from diagagent.analysis.stacks import StackCluster
+    from diagagent.diagnosis.analyses import Analyses
+    from diagagent.telemetry.bundle import Part
+
+MAX_CLUSTERS = 24  # bars in the stack picture; the smallest outliers past this are counted, not drawn
+MAX_MARKS = 3000  # points in the timeline
+LABEL_CHARS = 70
+ROLES = ("cause", "symptom")
+# (role, severe) -> legend label, face color, edge color, marker, size, z-order
+STYLE = {
+    ("cause", True): ("cause", "#d62728", "#7f0000", "X", 110, 5),
+    ("cause", False): ("cause (warning)", "#f4a3a3", "#d62728", "X", 80, 5),
+    ("symptom", True): ("symptom: error", "#ff9f1c", "#b36b00", "o", 40, 4),
+    ("symptom", False): ("symptom: warning", "none", "#e0a458", "o", 30, 3),
+}
+CAUSE_COLOR, CASCADE_COLOR = "#d62728", "#b36b00"
+CASCADE_WINDOW_S = 60.0  # symptoms on many nodes within this long of each other are the cascade
+HEALTHY, OUTLIER = "#4c78a8", "#d62728"
+DPI = 100
+
+
+@dataclass(frozen=True)
+class Picture:
+    """One picture of the report, or the one-line reason it is not there."""
+
+    key: str  # heatmap | stacks | timeline: also its PNG file name
+    title: str
+    caption: str = ""
+    png: bytes | None = None
+    omitted: str = ""
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A failure-indicating line at a time on a node, for the timeline."""
+
+    ts: float
+    host: str
+    role: str  # cause | symptom
+    what: str
+    severe: bool = True  # an error or worse (evidence without a level counts as one)
+
+
+def pictures(diagnosis: Diagnosis, analyses: Analyses) -> list[Picture]:
+    """The three pictures, each drawn or omitted with its reason; none raises."""
+    return [
+        _safe("heatmap", "Iteration heatmap (flows)", lambda: heatmap_picture(analyses)),
+        _safe("stacks", "Stack clusters", lambda: stacks_picture(analyses)),
+        _safe("timeline", "Event timeline across nodes", lambda: timeline_picture(diagnosis, analyses)),
+    ]
+
+
+class Omitted(Exception):
+    """A picture's data is missing; the message says what is missing, in one line."""
+
+
+def _safe(key: str, title: str, build: Callable[[], tuple[str, bytes]]) -> Picture:
+    try:
+        caption, png = build()
+    except Omitted as why:
+        return Picture(key, title, omitted=str(why))
+    except Exception as exc:  # a picture must never fail the report  # noqa: BLE001
+        return Picture(key, title, omitted=f"could not be drawn ({type(exc).__name__}: {str(exc)[:200]})")
+    return Picture(key, title, caption=caption, png=png)
+
+
+def _absent(analyses: Analyses, part: Part, what: str) -> Omitted:
+    """Why an analyzer's findings are absent: the bundle has no such part, or the analyzer failed."""
+    if not analyses.bundle.has(part):
+        return Omitted(f"no {what} in this bundle")
+    return Omitted(f"the {part} analyzer gave no result (see the notes)")
+
+
+# --- heatmap ------------------------------------------------------------------------------------------------
+
+
+def heatmap_picture(analyses: Analyses) -> tuple[str, bytes]:
+    """(caption, PNG) of the flows' node x iteration heatmap (`plot_heatmap`)."""
+    flows = analyses.flows if analyses.bundle.has("flows") else None
+    if flows is None:
+        raise _absent(analyses, "flows", "network flows")
+    tl = flows.node_timeline
+    if tl is None or not tl.iterations:
+        raise Omitted(
+            f"the flows gave no iteration timeline ({flows.note or flows.summary or 'no iterations'})"
+        )
+    from diagagent.analysis.flows import plot_heatmap
+
+    with tempfile.TemporaryDirectory(prefix="diagagent-report-") as tmp:
+        png = plot_heatmap(flows, Path(tmp) / "heatmap.png").read_bytes()
+    caption = (
+        "Each node's time per iteration (top) and its compute gap against its peers (bottom), nodes "
+        "ordered by peer group; * marks a suspect. " + flows.summary
+    )
+    return caption.strip(), png
+
+
+# --- stacks -------------------------------------------------------------------------------------------------
+
+
+def stacks_picture(analyses: Analyses) -> tuple[str, bytes]:
+    """(caption, PNG) of the stack clusters' sizes."""
+    stacks = analyses.stacks if analyses.bundle.has("stacks") else None
+    if stacks is None:
+        raise _absent(analyses, "stacks", "stack dumps")
+    if not stacks.clusters:
+        raise Omitted(f"no stack clusters ({stacks.note or 'no usable dump'})")
+    outliers = sum(c.role == "outlier" for c in stacks.clusters)
+    caption = (
+        f"Ranks per cluster of identical main-thread stacks: {len(stacks.clusters)} cluster(s), "
+        f"{outliers} outlier(s) in red; each bar is labelled with its ranks and innermost frame."
+    )
+    return caption, stack_clusters_png(stacks.clusters)
+
+
+def stack_clusters_png(clusters: list[StackCluster]) -> bytes:
+    """A bar per cluster (ranks in it), healthy first, outliers red, labelled with the innermost frame."""
+    ordered = sorted(clusters, key=lambda c: (c.role != "healthy", -len(c.ranks)))
+    shown, hidden = ordered[:MAX_CLUSTERS], ordered[MAX_CLUSTERS:]
+    sizes = [max(len(c.ranks), 1) for c in shown]
+    labels = [_plain(_cut(f"ranks {c.ranks_text}: {c.top}", LABEL_CHARS)) for c in shown]
+    fig = _figure(10.0, 1.2 + 0.42 * len(shown))
+    ax = fig.add_subplot()
+    y = list(range(len(shown)))
+    ax.barh(y, sizes, color=[OUTLIER if c.role == "outlier" else HEALTHY for c in shown])
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.invert_yaxis()
+    if max(sizes) / min(sizes) >= 20:
+        ax.set_xscale("log")
+    for yi, n, c in zip(y, sizes, shown, strict=True):
+        ax.annotate(
+            _plain(f" {n}" + (f" · {c.collective}" if c.collective else "")), (n, yi), va="center", fontsize=8
+        )
+    ax.set_xlabel("ranks in the cluster" + (" (log scale)" if ax.get_xscale() == "log" else ""))
+    title = "stack clusters: healthy (blue) vs outliers (red)"
+    ax.set_title(title + (f"; {len(hidden)} smaller cluster(s) not drawn" if hidden else ""), fontsize=10)
+    ax.margins(x=0.3)
+    return _png(fig)
+
+
+# --- timeline -----------------------------------------------------------------------------------------------
+
+
+def timeline_picture(diagnosis: Diagnosis, analyses: Analyses) -> tuple[str, bytes]:
+    """(caption, PNG) of the failure-indicating events by time and node."""
+    logs = analyses.logs if analyses.bundle.has("logs") else None
+    events = [e for e in logs.events if e.role in ROLES] if logs is not None else []
+    extra, not_read = sightings(analyses.bundle, events) if events else ([], "")
+    marks, untimed = timeline_marks(diagnosis, events, extra)
+    if not marks:
+        if logs is None:
+            raise Omitted(f"{_absent(analyses, 'logs', 'logs')}, and no cited evidence has a time")
+        if not events:
+            raise Omitted("the logs show no failure-indicating (cause or symptom) events")
+        raise Omitted(f"none of the {len(events)} failure-indicating event(s) printed a time")
+    caption = (
+        "Failure-indicating lines by time and node: causes (red crosses) and the symptoms that follow "
+        "(orange dots; hollow for warnings), each event at its first line on each node that shows it. "
+        "Dashed lines mark the first cause and the cascade: the moment symptoms reach the most nodes "
+        "within a minute."
+    )
+    if not_read:
+        caption += f" Not every node's line is drawn: {not_read}."
+    if untimed:
+        caption += f" {untimed} of {len(events)} event(s) printed no time and are not shown."
+    if len(marks) > MAX_MARKS:
+        caption += f" Only the first {MAX_MARKS} of {len(marks)} lines (the strongest) are drawn."
+        marks = marks[:MAX_MARKS]
+    job = analyses.bundle.job
+    started = job.started_at.timestamp() if job.started_at is not None else None
+    return caption, timeline_png(marks, [n.host for n in job.nodes], started)
+
+
+def timeline_marks(
+    diagnosis: Diagnosis, events: list[LogEvent], extra: list[Sighting]
+) -> tuple[list[Mark], int]:
+    """(marks, events without any time): the diagnosis's timed evidence, the events' cited occurrences, then
+    `extra` sightings of them on other nodes; one mark per line."""
+    marks: dict[tuple, Mark] = {}
+    for e in diagnosis.evidence:
+        if e.role in ROLES and e.ts is not None and e.kind != "schema":
+            key = (e.file, e.line) if e.file and e.line else (e.host, e.ts, e.text[:80])
+            marks.setdefault(key, Mark(e.ts, e.host or "", e.role, e.text))
+    untimed = 0
+    sighted = {s.event for s in extra}
+    for i, event in enumerate(events):
+        timed = [(loc, loc.ts) for loc in [event.first, *event.also] if loc.ts is not None]
+        untimed += not timed and i not in sighted
+        severe = event.level in (None, "error", "fatal")
+        for loc, ts in timed:
+            marks.setdefault(
+                (loc.file, loc.line), Mark(ts, loc.host or "", event.role, event.template, severe)
+            )
+    for s in extra:
+        event = events[s.event]
+        severe = event.level in (None, "error", "fatal")
+        marks.setdefault((s.file, s.line), Mark(s.ts, s.host, event.role, event.template, severe))
+    return list(marks.values()), untimed
+
+
+def timeline_png(marks: list[Mark], host_order: list[str], started: float | None = None) -> bytes:
+    """Scatter of marks: x time since the first, y node (job order), causes and symptoms colored; `started`
+    (the job's start, epoch seconds) only names how far into the job the first mark came."""
+    rank = {h: i for i, h in enumerate(host_order)}
+    hosts = sorted({m.host for m in marks}, key=lambda h: (h not in rank, rank.get(h, 0), h))
+    row = {h: i for i, h in enumerate(hosts)}
+    t0 = min(m.ts for m in marks)
+    span = max(m.ts for m in marks) - t0
+    unit, scale = ("seconds", 1.0) if span < 120 else ("minutes", 60.0)
+    fig = _figure(10.0, min(2.2 + 0.3 * len(hosts), 16.0))
+    ax = fig.add_subplot()
+    for (role, severe), (label, face, edge, marker, size, z) in STYLE.items():
+        pts = [m for m in marks if m.role == role and m.severe == severe]
+        if pts:
+            ax.scatter(
+                [(m.ts - t0) / scale for m in pts],
+                [row[m.host] for m in pts],
+                facecolors=face,
+                edgecolors=edge,
+                marker=marker,
+                s=size,
+                linewidths=1.2,
+                label=f"{label} ({len(pts)})",
+                zorder=z,
+            )
+    _mark_onsets(ax, marks, t0, scale, unit)
+    step = max(1, len(hosts) // 60)
+    ax.set_yticks(
+        range(0, len(hosts), step),
+        [_plain(h or "(no host)") for h in hosts[::step]],
+        fontsize=8 if len(hosts) <= 30 else 6,
+    )
+    ax.set_ylim(len(hosts) - 0.5, -0.5)
+    ax.grid(axis="y", color="#dddddd", zorder=0)
+    pad = max(0.05 * span, 30.0) / scale
+    ax.set_xlim(-pad, span / scale + pad)
+    into = (
+        f" ({(t0 - started) / 60:.1f} min into the job)" if started is not None and t0 - started >= 3 else ""
+    )
+    ax.set_xlabel(f"{unit} after {when(t0)}{into}")
+    ax.set_title("failure-indicating events by node and time", fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    return _png(fig)
+
+
+def _mark_onsets(ax: Axes, marks: list[Mark], t0: float, scale: float, unit: str) -> None:
+    """Dashed lines, named in the legend, at the first cause (an error, where one is) and the cascade after it."""
+    causes = [m for m in marks if m.role == "cause" and m.severe] or [m for m in marks if m.role == "cause"]
+    if not causes:
+        return
+    first = min(causes, key=lambda m: m.ts)
+    clock = when(first.ts)[11:19]
+    ax.axvline(
+        (first.ts - t0) / scale,
+        color=CAUSE_COLOR,
+        ls="--",
+        lw=1,
+        zorder=1,
+        label=_plain(f"first cause: {first.host or '?'} at {clock}"),
+    )
+    burst = cascade(marks, first.ts)
+    if burst is not None:
+        start, nodes = burst
+        ax.axvline(
+            (start - t0) / scale,
+            color=CASCADE_COLOR,
+            ls="--",
+            lw=1,
+            zorder=1,
+            label=f"cascade: {nodes} nodes, +{(start - first.ts) / scale:.1f} {unit[:3]}",
+        )
+
+
+def cascade(marks: list[Mark], after: float) -> tuple[float, int] | None:
+    """(start, nodes) of the CASCADE_WINDOW_S after `after` in which symptoms appear on the most nodes (two
+    or more), the earliest such window on a tie; None when symptoms after `after` stay on one node."""
+    later = sorted((m for m in marks if m.role == "symptom" and m.ts >= after), key=lambda m: m.ts)
+    best: tuple[float, int] | None = None
+    for i, m in enumerate(later):
+        nodes = len({o.host for o in later[i:] if o.ts <= m.ts + CASCADE_WINDOW_S})
+        if nodes >= 2 and (best is None or nodes > best[1]):
+            best = (m.ts, nodes)
+    return best
+
+
+# --- drawing helpers ----------------------------------------------------------------------------------------
+
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig: Figure) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI)
+    return buf.getvalue()
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _plain(text: str) -> str:
+    """Telemetry text for a matplotlib label: `$` would start mathtext, so it is escaped."""
+    return text.replace("$", r"\$")
