@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -29,7 +29,7 @@ def _default_state_dir() -> Path:
 class Settings(BaseSettings):
     """Configuration, highest precedence first: constructor arguments, env `DIAGAGENT_*`, `diagagent.toml`."""
 
-    model_config = SettingsConfigDict(env_prefix="DIAGAGENT_", extra="ignore", toml_file=None)
+    model_config = SettingsConfigDict(env_prefix="DIAGAGENT_", extra="ignore", toml_file=None, populate_by_name=True)
 
     jobs_dir: Path = Field(Path("jobs"), description="Where `JobStore` finds <job_id>/ bundles.")
     state_dir: Path = Field(default_factory=_default_state_dir, description="Ledger, schema cache, normal pool.")
@@ -53,9 +53,14 @@ class Settings(BaseSettings):
     prompts_dir: Path | None = None
     knowledge_dir: Path | None = None
 
-    slack_bot_token: SecretStr | None = None
-    slack_app_token: SecretStr | None = None
-    slack_signing_secret: SecretStr | None = None
+    # Slack's own variable names are read too; the DIAGAGENT_ ones win when both are set.
+    slack_bot_token: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("DIAGAGENT_SLACK_BOT_TOKEN", "SLACK_BOT_TOKEN"))
+    slack_app_token: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("DIAGAGENT_SLACK_APP_TOKEN", "SLACK_APP_TOKEN"))
+    slack_signing_secret: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("DIAGAGENT_SLACK_SIGNING_SECRET",
+                                            "SLACK_SIGNING_SECRET"))
 
     @classmethod
     def settings_customise_sources(

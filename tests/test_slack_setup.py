@@ -20,7 +20,7 @@ from slack_sdk import WebClient
 from typer.testing import CliRunner
 
 from diagagent.apps.cli import build_app as build_cli
-from diagagent.apps.cmd_slack import choose_mode, with_slack_env
+from diagagent.apps.cmd_slack import choose_mode
 from diagagent.apps.slack import build_app, make_http_server
 from diagagent.apps.slack.app import SLASH_COMMAND
 from diagagent.config import Settings
@@ -105,8 +105,12 @@ def test_mode_follows_the_flags_then_the_tokens() -> None:
         choose_mode(True, True, both)
 
 
-def test_slack_env_fills_only_what_the_settings_leave_unset() -> None:
-    cfg = with_slack_env(Settings(slack_bot_token=SecretStr("xoxb-mine")), "xoxb-other", "xapp-1", None)
+def test_settings_read_slack_variables_and_prefer_their_own(no_slack_env: None,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-other")
+    monkeypatch.setenv("DIAGAGENT_SLACK_BOT_TOKEN", "xoxb-mine")
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-1")
+    cfg = Settings.load()
     assert cfg.slack_bot_token is not None and cfg.slack_bot_token.get_secret_value() == "xoxb-mine"
     assert cfg.slack_app_token is not None and cfg.slack_app_token.get_secret_value() == "xapp-1"
     assert cfg.slack_signing_secret is None

@@ -1,7 +1,7 @@
 """`diagagent slack [--socket | --http --port N]`: run the Slack bot, over Socket Mode or as an HTTP endpoint.
 
-Tokens come from the settings (DIAGAGENT_SLACK_*), else from Slack's usual SLACK_BOT_TOKEN / SLACK_APP_TOKEN /
-SLACK_SIGNING_SECRET (read by hidden options: do not put secrets on a command line).
+Tokens come from the settings: DIAGAGENT_SLACK_*, or Slack's usual SLACK_BOT_TOKEN / SLACK_APP_TOKEN /
+SLACK_SIGNING_SECRET (never from the command line).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import logging
 from typing import Literal
 
 import typer
-from pydantic import SecretStr
 
 from diagagent.apps.common import console, fail, settings
 from diagagent.config import Settings
@@ -34,14 +33,6 @@ def choose_mode(socket: bool, http: bool, cfg: Settings) -> Mode:
     return mode
 
 
-def with_slack_env(cfg: Settings, bot_token: str | None, app_token: str | None,
-                   signing_secret: str | None) -> Settings:
-    """The settings, with Slack's conventional variables filling what DIAGAGENT_SLACK_* left unset."""
-    fallback = {"slack_bot_token": bot_token, "slack_app_token": app_token, "slack_signing_secret": signing_secret}
-    update = {k: SecretStr(v) for k, v in fallback.items() if v and getattr(cfg, k) is None}
-    return cfg.model_copy(update=update)
-
-
 def register(app: typer.Typer) -> None:
     @app.command()
     def slack(
@@ -50,9 +41,6 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(3000, "--port", help="HTTP mode: the port to listen on."),
         host: str = typer.Option("0.0.0.0", "--host", help="HTTP mode: the address to listen on."),
         path: str = typer.Option("/slack/events", "--path", help="HTTP mode: the request URL path."),
-        slack_bot_token: str | None = typer.Option(None, envvar="SLACK_BOT_TOKEN", hidden=True),
-        slack_app_token: str | None = typer.Option(None, envvar="SLACK_APP_TOKEN", hidden=True),
-        slack_signing_secret: str | None = typer.Option(None, envvar="SLACK_SIGNING_SECRET", hidden=True),
     ) -> None:
         """Run the Slack bot: @mention it, DM it, or /diagagent 42; it answers in a thread with approval buttons."""
         from slack_bolt.error import BoltError
@@ -60,7 +48,7 @@ def register(app: typer.Typer) -> None:
 
         from diagagent.apps.slack.app import SetupError, build_app
 
-        cfg = with_slack_env(settings(), slack_bot_token, slack_app_token, slack_signing_secret)
+        cfg = settings()
         mode = choose_mode(socket, http, cfg)
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         try:
