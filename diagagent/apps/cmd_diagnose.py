@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from diagagent.apps.common import console, open_bundle, print_json, settings
+from diagagent.apps.common import console, fail, open_bundle, print_json, settings
 from diagagent.diagnosis import Diagnosis
 
 ANALYZER_LABELS = {"logs": "log templates and events (L4)", "health": "health probes", "stacks": "stack clusters",
@@ -85,6 +85,13 @@ def register(app: typer.Typer) -> None:
         from diagagent.agent import Session
 
         cfg = settings()
+        if report is not None:
+            from diagagent.apps.report import UnsupportedReportFormat, report_format
+
+            try:
+                report_format(report)
+            except UnsupportedReportFormat as exc:
+                fail(str(exc))
         if llm and not cfg.llm_base_url:
             console(stderr=True).print("[yellow]--llm: no DIAGAGENT_LLM_BASE_URL configured; the playbook answers[/]")
         with open_bundle(target, cfg) as bundle:
