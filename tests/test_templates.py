@@ -111,7 +111,8 @@ def test_levels_kinds_markers_and_cascade_words() -> None:
     assert marker_of("successfully saved checkpoint from iteration 1000 to /ckpt") == "ckpt_end"
     assert marker_of("validation loss at iteration 1000 | lm loss value: 2.1") == "eval_end"
     assert marker_of("***** Running Evaluation *****") == "eval_start"
-    assert marker_of("loading checkpoint from /ckpt at iteration 1000") is None
+    assert marker_of("loading checkpoint from /ckpt at iteration 1000") == "ckpt_load"
+    assert marker_of("using checkpoint at iteration 1000 for eval") is None
     assert marker_of("step:  1  loss: 12.2527  memory: 32.34GiB") == "iteration"
     assert is_cascade("Watchdog caught collective operation timeout")
     assert is_cascade("Sending process 1234 closing signal SIGTERM")

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from diagagent.analysis.logparse import LEVEL_RANK, Level, is_cascade
+from diagagent.analysis.logparse import LEVEL_RANK, Level, is_cascade, stage_of_frames
 from diagagent.analysis.logscan import FileSummary, LogScan, MetricEvent, Occurrence, Template, scan_bundle
 from diagagent.analysis.templates import (
     K_CARET,
@@ -147,6 +147,7 @@ class _Timeline:
     slow_from: int | None = None
     slow_ratio: float | None = None
     first_error_ts: float | None = None  # the earliest time an error line printed (for jobs without progress)
+    resume_step: int | None = None  # the step of the checkpoint the job loaded
 
 
 def _timeline(files: list[FileSummary]) -> _Timeline:
@@ -161,6 +162,8 @@ def _timeline(files: list[FileSummary]) -> _Timeline:
     bad = [m for f in files for m in f.metrics if m.kind.startswith(("nan_", "inf_"))]
     if bad:
         out.first_nan = min(bad, key=lambda m: (m.iteration if m.iteration is not None else math.inf, m.file, m.line))
+    resumed = [f.resume_step for f in files if f.resume_step is not None]
+    out.resume_step = max(resumed) if resumed else None
     slow = [f for f in files if f.slow_from is not None]
     if slow:
         first = min(slow, key=lambda f: f.slow_from)  # type: ignore[arg-type,return-value]
@@ -175,9 +178,10 @@ def _first_error_ts(scan: LogScan) -> float | None:
     return min(times) if times else None  # type: ignore[type-var]
 
 
-def _iterations(tl: _Timeline, status: str, has_cause_errors: bool) -> tuple[int | None, int | None, list[str]]:
+def _iterations(tl: _Timeline, status: str, has_cause_errors: bool, stage: str | None,
+                ) -> tuple[int | None, int | None, list[str]]:
     """(last good, first abnormal) iteration by docs/conventions.md: the first NaN one, the first slow one, or the
-    one in progress when the fault struck."""
+    one in progress when the fault struck (after a resumed checkpoint's step when no progress was logged yet)."""
     notes = []
     if tl.first_nan is not None and tl.first_nan.iteration is not None:
         it = tl.first_nan.iteration
@@ -188,6 +192,9 @@ def _iterations(tl: _Timeline, status: str, has_cause_errors: bool) -> tuple[int
         notes.append(f"iterations slow from {tl.slow_from}{ratio}")
         return tl.slow_from - 1, tl.slow_from, notes
     if tl.last_iteration is None:
+        if stage == "training" and tl.resume_step is not None:
+            notes.append(f"failed in training before any progress line, after resuming from step {tl.resume_step}")
+            return tl.resume_step, tl.resume_step + 1, notes
         return None, None, notes
     return tl.last_iteration, tl.last_iteration + 1, notes
 
@@ -221,9 +228,12 @@ EventKind = Literal["context", "primary", "cascade"]
 class _Candidate:
     """Working state of one template while it is scored."""
 
-    def __init__(self, t: Template, per_host: dict[str, Occurrence], hosts_total: int) -> None:
+    def __init__(self, t: Template, per_host: dict[str, Occurrence], hosts_total: int,
+                 in_files: dict[str, list[Occurrence]] | None = None, main_files: set[str] | None = None) -> None:
         self.t = t
         self.per_host = per_host
+        self.in_files = in_files or {}  # warnings and errors: the first line in each file of a host
+        self.main_files = main_files or set()  # the files that log progress
         self.hosts = sorted(per_host, key=lambda h: _occ_key(per_host[h]))
         self.earliest = per_host[self.hosts[0]]
         self.host_share = len(per_host) / max(hosts_total, 1)
@@ -569,17 +579,20 @@ def _restates(text: str, before: str) -> bool:
     return bool(words) and len(words & earlier) >= 0.6 * len(words)
 
 
-def _cited_on(c: _Candidate, roots: set[str], main_files: set[str] | None = None) -> Occurrence:
-    """The occurrence to cite: on a root node; else, for an event every node shows, in a file that logs progress
-    (the main log, where a reader looks first); else the earliest."""
-    for h in c.hosts:
-        if h in roots:
-            return c.per_host[h]
-    if main_files:
-        for h in c.hosts:
-            if c.per_host[h].file in main_files:
-                return c.per_host[h]
-    return c.earliest
+def _cited_on(c: _Candidate, roots: set[str]) -> Occurrence:
+    """The occurrence to cite: on a root node (when the event is there), preferring a file that logs progress (the
+    main log, where a reader looks first); else in such a file on any node; else the earliest."""
+    on_roots = [h for h in c.hosts if h in roots]
+    for hosts in (on_roots, [] if on_roots else c.hosts):
+        for h in hosts:
+            for occ in (c.per_host[h], *c.in_files.get(h, ())):
+                if occ.file in c.main_files:
+                    return occ
+    return c.per_host[on_roots[0]] if on_roots else c.earliest
+
+
+def _host_of(c: _Candidate, occ: Occurrence) -> str:
+    return next(h for h in c.hosts if c.per_host[h] is occ or occ in c.in_files.get(h, ()))
 
 
 # --- the pipeline -------------------------------------------------------------------------------------------------
@@ -613,10 +626,11 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     tl = _timeline(scan.files)
     tl.first_error_ts = _first_error_ts(scan)
     cands = []
+    main_files = {f.file for f in scan.files if f.last_iteration is not None}
     for tid, t in scan.templates.items():
         per_host = scan.first.get(tid, {})
         if per_host:
-            c = _Candidate(t, per_host, hosts_total)
+            c = _Candidate(t, per_host, hosts_total, scan.in_files.get(tid), main_files)
             _classify(c, tl, files, pool, hosts_total)
             cands.append(c)
     nodes = _node_evidence(scan, cands, names or {})
@@ -625,12 +639,17 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     anomalies = [_anomaly(m) for f in scan.files for m in f.metrics]
     events = _ranked_events(cands, roots, anomalies, scan)
     has_errors = any(c.role == "cause" and c.t.level >= LEVEL_RANK["error"] for c in cands)
-    last_good, first_abnormal, it_notes = _iterations(tl, status, has_errors)
-    notes.extend(it_notes)
     top_cause = next((c for c in sorted(cands, key=lambda c: -c.score) if c.role == "cause"), None)
-    stage = _stage_at(scan, _cited_on(top_cause, roots) if top_cause else None, tl)
+    cited = _cited_on(top_cause, roots) if top_cause else None
+    stage = stage_of_frames(list(cited.frames)) if cited is not None and cited.frames else None
+    if stage is not None:
+        notes.append(f"stage from the functions of the traceback: {stage}")
+    else:
+        stage = _stage_at(scan, cited, tl)
     if tl.first_nan is not None and top_cause is None:
         stage = "training"
+    last_good, first_abnormal, it_notes = _iterations(tl, status, has_errors, stage)
+    notes.extend(it_notes)
     if scan.lines_skipped:
         notes.append(f"{scan.lines_skipped} corrupt line(s) skipped")
     if scan.lines_not_utf8:
@@ -656,19 +675,20 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
                    ) -> list[LogEvent]:
     order = {"cause": 0, "symptom": 1, "context": 2}
     cands = sorted(cands, key=lambda c: (order[c.role], -c.score, c.t.id))
-    main_files = {f.file for f in scan.files if f.last_iteration is not None}
     out = []
     for c in cands:
-        occ = _cited_on(c, roots, main_files)
-        host = next(h for h, o in c.per_host.items() if o is occ)
+        occ = _cited_on(c, roots)
+        host = _host_of(c, occ)
         hosts = [host] + [h for h in c.hosts if h != host]
         ranks = sorted({o.rank for o in c.per_host.values() if o.rank is not None})
         also = []
-        if c.role == "cause" and host in roots:  # the same error on a few other ranks of the root node
-            others = [o for o in scan.in_files.get(c.t.id, {}).get(host, []) if o.file != occ.file]
+        if c.role == "cause" and host in roots:
+            others = [o for o in c.in_files.get(host, []) if o.file != occ.file]
             host_files = sum(1 for f in scan.files if f.host == host)
-            if len(others) + 1 <= max(1, host_files // 2):
+            if len(others) + 1 <= max(1, host_files // 2):  # the same error on a few other ranks of the root node
                 also = [_location(o, host) for o in others]
+            if set(c.per_host) <= roots and len(c.per_host) <= 4:  # and on the other root nodes
+                also += [_location(c.per_host[h], h) for h in c.hosts if h != host]
         out.append(LogEvent(id=c.t.id, template=c.t.text, count=c.t.count, hosts=hosts[:32],
                             host_count=len(c.per_host), ranks=ranks[:64], first=_location(occ, host), also=also,
                             level=_LEVELS[c.t.level] if c.t.level >= 0 else None, score=round(c.score, 4),

@@ -97,7 +97,7 @@ _CASCADE = re.compile(
     r"recv(?:ing)? .{0,40}failed|socket", re.IGNORECASE)
 
 
-_INNER_ERROR = re.compile(r"(?:exception|error)\s*:\s*", re.I)
+_INNER_ERROR = re.compile(r"(?:exception|error)\s*:\s*", re.IGNORECASE)
 
 
 def is_cascade(message: str) -> bool:
@@ -108,14 +108,16 @@ def is_cascade(message: str) -> bool:
 
 
 # --- framework markers of stage and progress ---------------------------------------------------------------
-Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown"]
+Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown",
+                 "ckpt_load"]
 _ITERATION = re.compile(
     r"(?:\b(?:iteration|iter|step|global_step|steps|train_step)\b\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"
-    r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[)", re.IGNORECASE)
+    r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+))", re.IGNORECASE)  # "it=7604"
 _PROGRESS_WORDS = re.compile(r"loss|\blr\b|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
                              r"throughput|elapsed|it/s|s/it|samples/s", re.IGNORECASE)
 _HF_METRICS = re.compile(r"^\{'(?:loss|train_loss|grad_norm|learning_rate)'")
 _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
+    ("ckpt_load", re.compile(r"\b(?:loading|loaded|load_checkpoint|resum\w*)\b.{0,80}checkpoint", re.IGNORECASE)),
     ("ckpt_end", re.compile(
         r"successfully saved checkpoint|saved checkpoint|checkpoint \S+ is ready now|finished saving|"
         r"checkpoint saved|saving checkpoint .*(?:done|finished|completed)|done saving|checkpoint .* written", re.IGNORECASE)),
@@ -240,6 +242,50 @@ def line_kind(message: str) -> LineKind:
     return "other"
 
 
+_RESUME_STEP = re.compile(r"(?:iteration|iter|global_step|step)[\s_=:-]*0*(\d+)", re.IGNORECASE)
+
+
+def resume_step(message: str) -> int | None:
+    """The step a checkpoint being loaded was saved at ("loading checkpoint .../global_step5100", "iter_0012000")."""
+    m = _RESUME_STEP.search(message)
+    return int(m.group(1)) if m else None
+
+
+_FRAME_FUNCTION = re.compile(r'^File "[^"]*", line \d+, in (\S+)')
+# the functions a traceback passes through while a framework trains, evaluates, saves a checkpoint, or sets up
+_STAGE_OF_FUNCTIONS: list[tuple[str, re.Pattern[str]]] = [
+    ("checkpoint", re.compile(r"save_checkpoint|_save|save_state|save_model|async_save|dcp_save|^save$")),
+    ("eval", re.compile(r"evaluat|validation_step|_validate|eval_step|prediction_step")),
+    ("training", re.compile(r"train_step|training_step|forward_backward|_inner_training_loop|train_batch|"
+                            r"run_training|^train$|fit_loop|^backward$|optimizer_step|^step$")),
+    ("init", re.compile(r"load_checkpoint|load_state_dict|setup_model|initialize|from_pretrained|_load_checkpoint|"
+                        r"build_model|get_model")),
+]
+
+
+def frame_function(message: str) -> str | None:
+    """The function a Python traceback frame line names."""
+    m = _FRAME_FUNCTION.match(message)
+    return m.group(1) if m else None
+
+
+def stage_of_frames(functions: list[str]) -> str | None:
+    """The stage a traceback's frames show (innermost framework function first), or None. A traceback that ends in
+    a module's top level (an import, a script's first lines) is init."""
+    if functions and functions[-1] == "<module>":
+        return "init"
+    for function in reversed(functions):
+        for stage, pattern in _STAGE_OF_FUNCTIONS:
+            if pattern.search(function):
+                return stage
+    if any(_RUNNING_MODEL.search(f) for f in functions):
+        return "training"  # the model ran, or a batch was fetched, in no named stage: the training loop
+    return None
+
+
+_RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_loop)$")
+
+
 def marker_of(message: str) -> Marker | None:
     """The framework marker a message is: a progress (iteration) line, or the start or end of a stage."""
     for marker, pattern in _STAGE_RULES:
@@ -282,7 +328,7 @@ def _field_spans(message: str) -> dict[str, tuple[int, str, float]]:
     out: dict[str, tuple[int, str, float]] = {}
     m = _ITERATION.search(message)
     if m:
-        g = 1 if m.group(1) is not None else 4
+        g = next(i for i in (1, 4, 6) if m.group(i) is not None)
         out["iteration"] = (m.start(g), m.group(g), 1.0)
     for name, pattern in (("loss", _LOSS), ("grad_norm", _GRAD_NORM), ("nan_iterations", _NAN_COUNT)):
         m = pattern.search(message)

@@ -22,11 +22,14 @@ from pathlib import Path
 from diagagent.analysis.logparse import (
     Progress,
     ProgressLayout,
+    frame_function,
     is_bad_number,
     names_pattern,
     progress_layout,
     read_progress,
     read_progress_with,
+    resume_step,
+    split_header,
 )
 from diagagent.analysis.templates import (
     CORRUPT,
@@ -76,6 +79,7 @@ class Occurrence:
     iteration: int | None  # the file's last progress iteration when it occurred (None: none yet)
     ts_next: float | None = None  # without a time of its own: the time of the next line that prints one
     after_progress: bool = False  # after the file's last progress line (set when the file ends)
+    frames: tuple[str, ...] = ()  # an exception line: the functions of the traceback it ends, outermost first
 
 
 @dataclass(slots=True)
@@ -110,6 +114,7 @@ class FileSummary:
     stage: Stage = "init"
     transitions: list[tuple[int, float | None, Stage]] = field(default_factory=list)
     metrics: list[MetricEvent] = field(default_factory=list)
+    resume_step: int | None = None  # the step of a checkpoint it loaded
     slow_from: int | None = None  # the first iteration of a lasting slowdown
     slow_ratio: float | None = None
     median_step_s: float | None = None
@@ -295,6 +300,8 @@ class _FileReader:
         self.seen: set[int] = set()  # message ids already seen in this file
         self.exception_mid = -1  # the exception line (or error line) whose message the next lines may continue
         self.after_traceback = False  # that line ended a traceback (not an error line with a header)
+        self.frames: list[str] = []  # the functions of the traceback being read
+        self.exception_frames: tuple[str, ...] = ()  # those of the last traceback, once its exception line came
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -403,7 +410,7 @@ class _FileReader:
         new_on_host = mid not in scan.first
         if not new_on_host and self.shaper.levels[mid] < WARNING:
             return
-        occ = self._occurrence(raw, lineno)
+        occ = self._occurrence(raw, lineno, mid)
         if new_on_host:
             scan.first[mid] = occ
         if self.shaper.levels[mid] >= WARNING:
@@ -419,13 +426,14 @@ class _FileReader:
         if mid not in scan.first:
             scan.first[mid] = self._occurrence(raw, lineno)
 
-    def _occurrence(self, raw: bytes, lineno: int) -> Occurrence:
+    def _occurrence(self, raw: bytes, lineno: int, mid: int = -1) -> Occurrence:
         text = _text(raw)
         if "\ufffd" in text:
             self.part.lines_not_utf8 += 1
         ts, exact = self.time_near(lineno)
         occ = Occurrence(file=self.lf.file, line=lineno, rank=self.rank_of(raw), text=text, ts=ts, ts_exact=exact,
-                         stage=self.summary.stage, iteration=self.summary.last_iteration)
+                         stage=self.summary.stage, iteration=self.summary.last_iteration,
+                         frames=self.exception_frames if mid == self.exception_mid and self.after_traceback else ())
         if not exact and len(self.pending) < 10_000:
             self.pending.append(occ)
         return occ
@@ -445,8 +453,12 @@ class _FileReader:
             self._marker(MARKERS[marker], raw, lineno)
         if kind & K_TRACEBACK:
             self.tb = 1
+            self.frames = []
         elif kind & K_FRAME:
             self.tb = 2
+            function = frame_function(split_header(_text(raw)).message)
+            if function is not None and len(self.frames) < 64:
+                self.frames.append(function)
         elif kind & K_CARET:
             return
         elif self.tb == 4 and self.after_traceback and kind & K_EXCEPTION and not kind & K_HEADER:
@@ -462,6 +474,7 @@ class _FileReader:
         elif self.tb in (1, 2, 3) and (not kind & K_HEADER or kind & K_EXCEPTION):
             self.part.exception_lines.add(mid)
             self.tb, self.exception_mid, self.after_traceback = 4, mid, True
+            self.exception_frames, self.frames = tuple(self.frames), []
         elif kind & K_ERROR_HEAD:  # what follows an error line without a header of its own continues its message
             self.tb, self.exception_mid, self.after_traceback = 4, mid, False
         else:
@@ -471,6 +484,11 @@ class _FileReader:
         summary = self.summary
         if marker == "iteration":
             _progress_line(summary, self.progress, self._read_progress(raw), raw, lineno, self.year)
+        elif marker == "ckpt_load":  # loading a checkpoint: training resumes after its step; no change of stage
+            step = resume_step(split_header(_text(raw)).message)
+            if step is not None:
+                summary.resume_step = max(step, summary.resume_step or 0)
+            return
         if marker in ("ckpt_start", "eval_start") and summary.stage not in ("checkpoint", "eval"):
             self.stage_before = summary.stage
         new = _STAGE_OF_MARKER.get(marker, self.stage_before)

@@ -46,12 +46,13 @@ MAX_MESSAGE_CHARS = 4096  # a message is cut here before masking (the line itsel
 # message ids reserved for lines that are not events
 BLANK, CORRUPT, OVERFLOW = 0, 1, 2
 # kind flags of a message (low 3 bits: the framework marker)
-MARKERS = ("", "iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown")
+MARKERS = ("", "iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown",
+           "ckpt_load")
 K_ITERATION = 1
-K_MARKER_MASK = 7
-K_EXCEPTION, K_FRAME, K_TRACEBACK, K_SKIP, K_CARET, K_HEADER, K_ERROR_HEAD = 8, 16, 32, 64, 128, 256, 512
-K_ERROR_WORDS = 1024  # the message's own words say error (whatever its header's level)
-K_INDENTED = 2048  # the message is indented (after any rank prefix): under a traceback, or a detail line
+K_MARKER_MASK = 15
+K_EXCEPTION, K_FRAME, K_TRACEBACK, K_SKIP, K_CARET, K_HEADER, K_ERROR_HEAD = 16, 32, 64, 128, 256, 512, 1024
+K_ERROR_WORDS = 2048  # the message's own words say error (whatever its header's level)
+K_INDENTED = 4096  # the message is indented (after any rank prefix): under a traceback, or a detail line
 _KIND_BITS = {"exception": K_EXCEPTION, "frame": K_FRAME, "caret": K_CARET, "traceback": K_TRACEBACK, "other": 0}
 
 
