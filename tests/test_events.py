@@ -149,3 +149,51 @@ def test_a_lasting_slowdown_gives_the_first_slow_iteration(tmp_path: Path) -> No
     f = _analyze(root)
     assert f.slow_from_iteration == 137
     assert (f.last_good_iteration, f.first_abnormal_iteration) == (136, 137)
+
+
+def test_an_oom_in_the_first_step_after_a_resume_is_training_at_the_next_iteration(tmp_path: Path) -> None:
+    hosts = ["dgx-1", "dgx-2"]
+    files = {}
+    for i, host in enumerate(hosts):
+        rank = i
+        files[f"logs/{host}/rank-{rank}.log"] = (
+            f"[{fx.ts(5)}] [INFO] [engine.py:3127:_load_checkpoint] rank={rank} loading checkpoint "
+            "/ckpt/7/global_step5100\n"
+            f"[rank{rank}]: Traceback (most recent call last):\n"
+            f'[rank{rank}]:   File "/workspace/train.py", line 287, in main\n'
+            f"[rank{rank}]:     loss = engine(batch)\n"
+            f'[rank{rank}]:   File "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", line 1747, in forward\n'
+            f"[rank{rank}]:     return forward_call(*args, **kwargs)\n"
+            f"[rank{rank}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU {rank} has a "
+            "total capacity of 79.15 GiB of which 1.96 GiB is free.\n")
+    f = _analyze(fx.write(tmp_path / "oom", files, fx.job_yaml(hosts, gpus=1, framework="deepspeed")))
+    assert f.causes()[0].template.startswith("torch.OutOfMemoryError: CUDA out of memory.")
+    assert f.stage == "training"
+    assert (f.last_good_iteration, f.first_abnormal_iteration) == (5100, 5101)
+
+
+def test_chained_exceptions_are_both_causes_and_their_details_too(tmp_path: Path) -> None:
+    body = (f"[{fx.ts(1)}] [INFO] [megatron] building GPT model ...\n"
+            "[rank0]: Traceback (most recent call last):\n"
+            '[rank0]:   File "/w/megatron/checkpointing.py", line 1124, in load_checkpoint\n'
+            "[rank0]:     model[0].load_state_dict(state_dict['model'], strict=strict)\n"
+            "[rank0]: RuntimeError: Error(s) in loading state_dict for GPTModel:\n"
+            "[rank0]: \tsize mismatch for decoder.layers.0.weight: copying a param with shape torch.Size([1920, "
+            "12288]) from checkpoint, the shape in current model is torch.Size([3840, 12288]).\n"
+            "[rank0]: OSError: [Errno 5] Input/output error: '/ckpt/iter_0001000/__0_0.distcp'\n")
+    f = _analyze(fx.write(tmp_path / "chain", {"logs/n-1/rank-0.log": body}, fx.job_yaml(["n-1"], gpus=1)))
+    cited = {e.first.line for e in f.causes()}
+    assert {5, 6, 7} <= cited
+    assert f.stage == "init"
+
+
+def test_a_job_that_only_slowed_cites_no_cause_from_benign_warnings(tmp_path: Path) -> None:
+    hosts = [f"n-{i}" for i in range(6)]
+    its, _ = fx.megatron_iterations(100, 160, 10, slow_from=140)
+    files = {f"logs/{h}/rank-{i}.log": nccl_lines for i, h in enumerate(hosts)
+             for nccl_lines in [fx.nccl_init(h, i, 1.0)]}
+    files["logs/n-5/rank-5.log"] += its
+    files["logs/n-2/rank-2.log"] += "n-2:4002:4102 [0] NCCL WARN NET/IB : Got async event : GID table change\n"
+    f = _analyze(fx.write(tmp_path / "slow", files, fx.job_yaml(hosts, gpus=1, status="slow")))
+    assert f.causes() == []
+    assert f.first_abnormal_iteration == 140

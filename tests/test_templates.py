@@ -186,3 +186,56 @@ def test_normal_pool_persists_merges_and_matches_with_wildcards(tmp_path) -> Non
     assert raw["version"] == 1 and "templates" in raw  # plain JSON, never a pickle
     (NormalPool.path_in(tmp_path)).write_text("{not json")
     assert NormalPool.load(tmp_path).jobs == {}  # an unreadable pool is an empty pool, not a crash
+
+
+def test_token_merge_keeps_what_differing_tokens_share() -> None:
+    from diagagent.analysis.templates import merge_tokens
+
+    assert merge_tokens("rhost=<*>", "rhost=gate.example.org") == "rhost=<*>"
+    assert merge_tokens('"GET', '"POST') == '"<*>'
+    assert merge_tokens("(uid=<*>)", "LOGIN(uid=<*>)") == "<*>(uid=<*>)"
+    assert merge_tokens("alpha", "alpine") == "<*>"
+
+
+def test_different_words_stay_apart_unless_many_siblings_share_a_place() -> None:
+    from diagagent.analysis.templates import generalize_siblings
+
+    miner = TemplateMiner()
+    lines = [b"VM Paused (Lifecycle Event)", b"VM Resumed (Lifecycle Event)", b"VM Paused (Lifecycle Event)"]
+    groups = miner.mine(lines, LineShaper(headers=False))
+    assert groups[0] == groups[2] != groups[1]
+    users = [f"session opened for user {u} by (uid=0)" for u in ("ann", "bob", "cyd", "dan", "eve")]
+    general = generalize_siblings(users)
+    assert set(general.values()) == {"session opened for user <*> by (uid=0)"}
+    assert generalize_siblings(users[:2]) == {}  # two different words are two events (GET / POST)
+    assert generalize_siblings(["normal", "warning", "running", "failed", "booted"]) == {}
+
+
+def test_host_ports_and_dates_are_masked() -> None:
+    assert mask("www.example.com:443 open through proxy proxy.corp.local:5070 HTTPS") == \
+        "<*>:<*> open through proxy <*>:<*> HTTPS"
+    assert mask("connection from 10.0.0.1 at Sun Jul 10 03:55:15 2005") == \
+        "connection from <*> at <*> <*> <*> <*>:<*>:<*> <*>"
+    assert mask("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:") == \
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"
+
+
+def test_stage_from_traceback_functions_and_resumed_step() -> None:
+    from diagagent.analysis.logparse import frame_function, resume_step, stage_of_frames
+
+    assert frame_function('File "/w/megatron/training.py", line 754, in train_step') == "train_step"
+    assert stage_of_frames(["<module>", "pretrain", "train", "train_step", "forward"]) == "training"
+    assert stage_of_frames(["<module>", "setup_model_and_optimizer", "load_checkpoint", "load_state_dict"]) == "init"
+    assert stage_of_frames(["<module>", "main", "save_checkpoint", "save"]) == "checkpoint"
+    assert stage_of_frames(["<module>"]) == "init"  # an import at the top of the script
+    assert stage_of_frames(["<module>", "main", "wrapped_fn", "forward"]) == "training"
+    assert stage_of_frames(["<module>", "main"]) is None
+    assert resume_step("rank=0 loading checkpoint /ckpt/1001/global_step5100") == 5100
+    assert resume_step(" loading checkpoint from /ckpt/iter_0012000") == 12000
+
+
+def test_a_wrapped_error_is_judged_by_what_it_wraps() -> None:
+    assert not is_cascade("Process group watchdog thread terminated with exception: NCCL error: internal error")
+    assert is_cascade("Process group watchdog thread terminated with exception: NCCL error: remote process exited")
+    assert is_cascade("srun: error: node-002: task 11: Exited with exit code 1")
+    assert is_cascade("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:")
