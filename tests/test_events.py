@@ -197,3 +197,15 @@ def test_a_job_that_only_slowed_cites_no_cause_from_benign_warnings(tmp_path: Pa
     f = _analyze(fx.write(tmp_path / "slow", files, fx.job_yaml(hosts, gpus=1, status="slow")))
     assert f.causes() == []
     assert f.first_abnormal_iteration == 140
+
+
+def test_an_endless_line_is_cut_and_the_lines_after_it_keep_their_numbers(tmp_path: Path, monkeypatch) -> None:
+    from diagagent.analysis import logscan
+
+    monkeypatch.setattr(logscan, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(logscan, "BLOCK_BYTES", 256)
+    body = ("first line\n" + "x" * 5000 + "\n" + "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    f = _analyze(fx.write(tmp_path / "long", {"logs/n-1/rank-0.log": body}, fx.job_yaml(["n-1"], gpus=1)))
+    assert f.lines_read == 3
+    assert f.causes()[0].first.line == 3
+    assert any("longer than 1000 bytes" in n for n in f.notes)

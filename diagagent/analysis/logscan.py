@@ -345,20 +345,29 @@ class _FileReader:
         shapes, kinds, table, hex_table = shaper.shapes, shaper.kinds, SHAPE_TABLE, HEX_SHAPE_TABLE
         lineno = 0
         tail = b""
+        cutting = False  # inside a line longer than MAX_LINE_BYTES, whose start was read: drop the rest
+        cut = 0
         try:
             for block in _iter_blocks(root / self.lf.file):
+                if cutting:
+                    end = block.find(b"\n")
+                    if end < 0:
+                        continue
+                    block, cutting = block[end + 1:], False
                 lines = (tail + block).split(b"\n")
                 tail = lines.pop()
                 if lineno == 0:
                     summary.first_ts = _ts_of(lines[:NEAR_LINES], self.year)
                 if len(tail) > MAX_LINE_BYTES:
                     lines.append(tail[:MAX_LINE_BYTES])
-                    tail = b""
+                    tail, cutting, cut = b"", True, cut + 1
                 lineno = self._lines(lines, lineno, shapes, kinds, (table, hex_table), host_scan)
             if tail:
                 lineno = self._lines([tail], lineno, shapes, kinds, (table, hex_table), host_scan)
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
             part.issues.append(f"{self.lf.file}:{lineno + 1}: read stopped here ({exc}); {lineno} lines read")
+        if cut:
+            part.issues.append(f"{self.lf.file}: {cut} line(s) longer than {MAX_LINE_BYTES} bytes, cut there")
         summary.lines = lineno
         part.lines_read += lineno
         if host_scan is not None:
