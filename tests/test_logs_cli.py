@@ -50,3 +50,12 @@ def test_logs_of_an_unknown_job_is_a_clear_error(tmp_path: Path) -> None:
     result = _run(["logs", "no-such-job"])
     assert result.exit_code == 2
     assert "no-such-job" in result.output
+
+
+def test_log_text_is_shown_as_text_never_as_markup(tmp_path: Path) -> None:
+    body = "mlx5_core 0000:12:00.0: Port module event[error]: module 1, Cable error [bold]\n"
+    root = fx.write(tmp_path / "m", {"logs/n-1/kern.log": body}, fx.job_yaml(["n-1"], gpus=1))
+    result = _run(["logs", str(root), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert "event[error]" in result.output.replace("\n", "").replace("│", "").replace(" ", "") or \
+        "[error]" in result.output

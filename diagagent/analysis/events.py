@@ -674,7 +674,7 @@ def _anomaly(m: MetricEvent) -> MetricAnomaly:
 def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[MetricAnomaly], scan: LogScan,
                    ) -> list[LogEvent]:
     order = {"cause": 0, "symptom": 1, "context": 2}
-    cands = sorted(cands, key=lambda c: (order[c.role], -c.score, c.t.id))
+    cands = sorted(cands, key=lambda c: (order[c.role], -round(c.score, 4), _occ_key(_cited_on(c, roots)), c.t.id))
     out = []
     for c in cands:
         occ = _cited_on(c, roots)

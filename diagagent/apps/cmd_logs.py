@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from diagagent.apps.common import console, fail, open_bundle, print_json, settings
@@ -39,14 +40,14 @@ def _render(findings: LogFindings, job_id: str, top: int) -> None:  # noqa: F821
     for i, e in enumerate(findings.events[:top], start=1):
         where = f"{e.first.file}:{e.first.line}" + (f" {_when(e.first.ts)}" if e.first.ts else "")
         events.add_row(str(i), f"[{style[e.role]}]{e.role}[/]", f"{e.score:.2f}", str(e.count), str(e.host_count),
-                       where, e.template[:160], e.why)
+                       escape(where), escape(e.template[:160]), escape(e.why))
     out.print(events)
     if findings.nodes:
         nodes = Table(title="suspect nodes", title_justify="left")
         for col in ("host", "score", "why"):
             nodes.add_column(col, justify="right" if col == "score" else "left", overflow="fold")
         for n in findings.nodes[:top]:
-            nodes.add_row(n.host, f"{n.score:.2f}", "; ".join(n.reasons))
+            nodes.add_row(escape(n.host), f"{n.score:.2f}", escape("; ".join(n.reasons)))
         out.print(nodes)
     if findings.metric_anomalies:
         metrics = Table(title="metric anomalies", title_justify="left")
@@ -54,10 +55,10 @@ def _render(findings: LogFindings, job_id: str, top: int) -> None:  # noqa: F821
             metrics.add_column(col)
         for a in findings.metric_anomalies[:top]:
             metrics.add_row(a.kind, str(a.iteration), str(a.value), str(a.previous),
-                            f"{a.location.file}:{a.location.line}")
+                            escape(f"{a.location.file}:{a.location.line}"))
         out.print(metrics)
     for note in findings.notes:
-        out.print(f"[dim]note:[/] {note}", soft_wrap=True)
+        out.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
