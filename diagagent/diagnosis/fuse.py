@@ -25,7 +25,7 @@ MAX_NAMED = 8  # L4 recommends its top 8 nodes
 MAX_LOG_CAUSES = 4
 MAX_PROBE_LINES = 4
 # Probes that test a node (a diagnostic run, a benchmark): they confirm what the device state (dmesg, nvidia-smi,
-# ibstat, port counters) shows, so where the device state shows a hard fault they are context, not the cause.
+# ibstat, port counters) shows, so where the device state shows a fatal fault they are context, not the cause.
 CONFIRMING_PROBES = {"dcgm-diag", "nccl-tests"}
 HUNG_FLOW_WEIGHT = 0.5  # a hung job's iteration timing says little about who hung; the stacks do
 MISSING_PART_NOTES = {
@@ -131,7 +131,7 @@ def _from_health(a: Analyses, g: _Gathered) -> None:
         # info lines (a link coming up at boot) are never evidence; a warning is, where nothing worse shows
         worst = "error" if any(s.severity in ("fatal", "error") for s in node.signals) else "warning"
         signals = [s for s in node.signals if s.severity in ("fatal", "error") or s.severity == worst]
-        device_state = any(s.probe not in CONFIRMING_PROBES and s.severity in ("fatal", "error") for s in signals)
+        device_state = any(s.probe not in CONFIRMING_PROBES and s.severity == "fatal" for s in signals)
         cited = []
         for signal in signals[:MAX_PROBE_LINES]:
             primary = signal.probe not in CONFIRMING_PROBES or not device_state
