@@ -23,6 +23,7 @@ NAMED_SHARE = 0.85  # another node is named faulty at this share of the top node
 NAMED_FLOOR = 0.3  # ... and at least this fused score
 MAX_NAMED = 8  # L4 recommends its top 8 nodes
 MAX_LOG_CAUSES = 4
+MAX_SAME_ERROR = 2  # lines of one cause event on other ranks, cited beside its first
 MAX_PROBE_LINES = 4
 # Probes that test a node (a diagnostic run, a benchmark): they confirm what the device state (dmesg, nvidia-smi,
 # ibstat, port counters) shows, so where the device state shows a fatal fault they are context, not the cause.
@@ -100,6 +101,10 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         g.log_causes.append(ev)
         by_event[event.id] = ev.id
         g.query.append(loc.text)
+        for other in event.also[:MAX_SAME_ERROR]:  # the same error on a few other ranks of the root node(s)
+            g.log_causes.append(a.evidence.cite("log", role="cause", file=other.file, line=other.line, host=other.host,
+                                                rank=other.rank, text=other.text, why=f"{event.why}; also here",
+                                                ts=other.ts, score=event.score * 0.9))
     for event in [e for e in logs.events if e.role == "symptom"][:2]:
         loc = event.first
         ev = a.evidence.cite("log", role="symptom", file=loc.file, line=loc.line, host=loc.host, rank=loc.rank,
