@@ -128,3 +128,32 @@ def test_diagnose_command_json(ecc_bundle: Path) -> None:
     assert result.exit_code == 0, result.output
     d = json.loads(result.output)
     assert d["fault"] == "gpu_ecc_uncorrectable" and d["evidence"][0]["file"]
+
+
+def test_eval_with_the_llm_agent_reports_calls_and_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`diagagent eval --agent llm` over real-format cases: each case is one scripted conversation with the stub."""
+    from typer.testing import CliRunner
+
+    from diagagent.apps.cli import build_app
+
+    def model(request: dict) -> dict:
+        if "draft_diagnosis" in tool_results(request):
+            return submit_from_draft(request) if tool_results(request)["draft_diagnosis"]["faulty_nodes"] else {
+                "tool_calls": [{"name": "DiagnosisSubmission", "arguments": {
+                    "category": tool_results(request)["draft_diagnosis"]["category"], "root_cause": "as drafted",
+                    "confidence": 0.5}}]}
+        return {"tool_calls": [{"name": "draft_diagnosis", "arguments": {}}]}
+
+    cases = Path(__file__).resolve().parent.parent / "evals" / "cases"
+    out = tmp_path / "scores.json"
+    with OpenAIStub([model], repeat_last=True) as stub:
+        monkeypatch.setenv("DIAGAGENT_LLM_BASE_URL", stub.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        result = CliRunner().invoke(build_app(), ["eval", str(cases / "torchrun-1node-8gpu-xid79"),
+                                                  str(cases / "deepspeed-zero3-cuda-oom"), "--agent", "llm",
+                                                  "--json", str(out)])
+        assert result.exit_code == 0, result.output
+        assert len(stub.requests) == 4  # two model turns per case
+    scores = json.loads(out.read_text())
+    assert scores["cases"] == 2 and scores["category_accuracy"] == 1.0
+    assert all(c["llm_calls"] == 2 and c["tokens_in"] > 0 and c["tokens_out"] > 0 for c in scores["per_case"])
