@@ -239,3 +239,19 @@ def test_a_wrapped_error_is_judged_by_what_it_wraps() -> None:
     assert is_cascade("Process group watchdog thread terminated with exception: NCCL error: remote process exited")
     assert is_cascade("srun: error: node-002: task 11: Exited with exit code 1")
     assert is_cascade("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:")
+
+
+def test_a_keyword_is_never_a_variable_but_a_field_value_is() -> None:
+    miner = TemplateMiner()
+    lines = [
+        b"proxy.cse.cuhk.edu.hk:5070 open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS",
+        b"183.62.156.108:22 open through proxy socks.cse.cuhk.edu.hk:5070 SOCKS5",
+        b"onReceive action: android.intent.action.SCREEN_ON",
+        b"onReceive action: android.intent.action.SCREEN_OFF",
+        b"Watchdog caught collective operation timeout: WorkNCCL(SeqNum=78, OpType=ALLREDUCE, Timeout(ms)=600000)",
+        b"Watchdog caught collective operation timeout: WorkNCCL(SeqNum=79, OpType=SEND, Timeout(ms)=600000)",
+    ]
+    groups = miner.mine(lines, LineShaper(headers=False))
+    assert groups[0] != groups[1]  # HTTPS names the protocol; a masked SOCKS5 does not take its place
+    assert groups[2] != groups[3]
+    assert groups[4] == groups[5]  # OpType=<*>: a keyword after `=` is the field's value

@@ -165,6 +165,12 @@ def canonical(template: str) -> str:
 def merge_tokens(a: str, b: str) -> str:
     """Two different tokens at one place of a template: what they share before and after a delimiter, around a
     wildcard (`rhost=<*>`, `"<*>`, `<*>(uid=<*>)`); `<*>` when they share nothing."""
+    n, m = shared_ends(a, b)
+    return a[:n] + WILDCARD + (a[len(a) - m:] if m else "")
+
+
+def shared_ends(a: str, b: str) -> tuple[int, int]:
+    """How many characters two tokens share at their start and at their end, each cut back to a delimiter."""
     n = 0
     while n < min(len(a), len(b)) and a[n] == b[n]:
         n += 1
@@ -175,7 +181,7 @@ def merge_tokens(a: str, b: str) -> str:
         m += 1
     while m and a[len(a) - m].isalnum():
         m -= 1
-    return a[:n] + WILDCARD + (a[len(a) - m:] if m else "")
+    return n, m
 
 
 def generalize_siblings(templates: Iterable[str], min_siblings: int = 5) -> dict[str, str]:
@@ -211,13 +217,37 @@ class WordGuardDrain(Drain):
     """drain3's Drain that never makes one word another (`VM Paused` / `VM Resumed`, `GET` / `POST` stay apart):
     a place where two templates hold different plain words is no match. Variables are masked before mining, and
     the words that are variables (user names) are rarer in training logs than the words that name different
-    events."""
+    events. A keyword (an all-capitals word: `HTTPS`, `SCREEN_ON`, `WARN`) names a kind, never a value, so a place
+    where a template holds one is no match for a masked variable either (`HTTPS` / `SOCKS5`), nor for another
+    keyword inside one token's name (`action.TIME_TICK` / `action.SCREEN_ON`; a keyword after `=`, `:` or a bracket is
+    a field's value: `OpType=SEND`)."""
 
     def get_seq_distance(self, seq1: Sequence[str], seq2: Sequence[str], include_params: bool) -> tuple[float, int]:
         for a, b in zip(seq1, seq2):
-            if a != b and a != self.param_str and _WORD.match(a) and _WORD.match(b):
+            if a != b and a != self.param_str and (_WORD.match(a) and (_WORD.match(b) or b == WILDCARD and _is_keyword(a))
+                                                   or _differ_in_keyword(a, b)):
                 return -1.0, 0
         return super().get_seq_distance(seq1, seq2, include_params)
+
+
+_KEYWORD = re.compile(r"[A-Z][A-Z_]*[A-Z]")
+
+
+def _is_keyword(token: str) -> bool:
+    """A plain all-capitals word (GET, HTTPS, ERROR, TCP): a keyword that names a kind, never a variable's value."""
+    return _KEYWORD.fullmatch(token.strip("\"'()[].,:;")) is not None
+
+
+def _differ_in_keyword(a: str, b: str) -> bool:
+    """Two tokens whose differing middles (what is left past what they share up to a delimiter, as in merge_tokens)
+    are both keywords: `action.TIME_TICK` / `action.SCREEN_ON`, `SCREEN_ON` / `SCREEN_OFF`."""
+    if not (any(c.isupper() for c in a) and any(c.isupper() for c in b)):
+        return False
+    n, m = shared_ends(a, b)
+    if n and a[n - 1] not in "._":  # a value after `=`, `:` or in brackets is a variable's (OpType=SEND)
+        return False
+    core_a, core_b = a[n:len(a) - m], b[n:len(b) - m]
+    return _KEYWORD.fullmatch(core_a) is not None and _KEYWORD.fullmatch(core_b) is not None
 
 
 class TemplateMiner:
