@@ -255,3 +255,18 @@ def test_a_keyword_is_never_a_variable_but_a_field_value_is() -> None:
     assert groups[0] != groups[1]  # HTTPS names the protocol; a masked SOCKS5 does not take its place
     assert groups[2] != groups[3]
     assert groups[4] == groups[5]  # OpType=<*>: a keyword after `=` is the field's value
+
+
+def test_the_elastic_agents_failure_summary_is_the_cascade() -> None:
+    table = [
+        "2026-08-03T09:50:05.660000412Z train.py FAILED",
+        "2026-08-03T09:50:05.660000412Z Root Cause (first observed failure):",
+        "2026-08-03T09:50:05.660000412Z   error_file: <N/A>",
+        "2026-08-03T09:50:05.660000412Z   traceback : Signal 9 (SIGKILL) received by PID 48213",
+        "2026-08-03T09:50:05.660000412Z   <NO_OTHER_FAILURES>",
+    ]
+    for raw in table:
+        assert is_cascade(mask(split_header(raw).message)), raw
+    # the worker's own error stays a cause, even where it says FAILED
+    assert not is_cascade('RuntimeError: it->second->ptr INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp"')
+    assert not is_cascade("Traceback (most recent call last):")

@@ -94,7 +94,11 @@ _CASCADE = re.compile(
     r"closing signal|signal 15|exitcode\b|exit code|exited with|terminat(?:ed|ing)\b|ChildFailedError|aborted\b|"
     r"core dumped|cancell?ed\b|"
     r"worker group|rendezvous|DistStoreError|DistNetworkError|exited prematurely|failed to (?:recv|send|receive)|"
-    r"recv(?:ing)? .{0,40}failed|socket", re.IGNORECASE)
+    r"recv(?:ing)? .{0,40}failed|socket|"
+    # the elastic agent's summary of a worker's failure (under ChildFailedError): "train.py FAILED", "Root Cause
+    # (first observed failure):", "traceback : Signal 9 (SIGKILL) received by PID 48213", "error_file: <N/A>"
+    r"^[\w./-]+ FAILED$|first observed failure|^\s*traceback\s*: |^\s*error_file\s*:|<NO_OTHER_FAILURES>",
+    re.IGNORECASE)
 
 
 _INNER_ERROR = re.compile(r"(?:exception|error)\s*:\s*", re.IGNORECASE)
