@@ -209,3 +209,21 @@ def test_an_endless_line_is_cut_and_the_lines_after_it_keep_their_numbers(tmp_pa
     assert f.lines_read == 3
     assert f.causes()[0].first.line == 3
     assert any("longer than 1000 bytes" in n for n in f.notes)
+
+
+def test_an_exception_without_an_error_word_in_its_name_ends_its_traceback_as_an_error(tmp_path: Path) -> None:
+    # a DataLoader worker's exception re-raised in the main process: both exception lines are the cause
+    body = (f"[{fx.ts(1)}] [INFO] [megatron] building GPT model ...\n"
+            "[rank0]: Traceback (most recent call last):\n"
+            '[rank0]:   File "/usr/local/lib/python3.10/dist-packages/torch/_utils.py", line 705, in reraise\n'
+            "[rank0]:     raise exception\n"
+            "[rank0]: pyarrow.lib.ArrowInvalid: Caught ArrowInvalid in DataLoader worker process 2.\n"
+            "[rank0]: Original Traceback (most recent call last):\n"
+            '[rank0]:   File "/workspace/data/parquet_dataset.py", line 77, in __iter__\n'
+            '[rank0]:     table = pq.read_table(path, columns=["input_ids"])\n'
+            "[rank0]: pyarrow.lib.ArrowInvalid: Parquet magic bytes not found in footer. Either the file is corrupted "
+            "or this is not a parquet file.\n")
+    f = _analyze(fx.write(tmp_path / "arrow", {"logs/n-1/rank-0.log": body}, fx.job_yaml(["n-1"], gpus=1)))
+    caught = [e for e in f.events if e.first.line == 5]
+    assert caught and caught[0].level == "error" and caught[0].role == "cause"
+    assert 9 in {e.first.line for e in f.causes()}

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from diagagent.analysis.logparse import (
+    LEVEL_RANK,
     Progress,
     ProgressLayout,
     frame_function,
@@ -628,6 +629,11 @@ def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner
     return merge_parts(parts, miner or TemplateMiner(), [h for h in job.hosts])
 
 
+ERROR = LEVEL_RANK["error"]
+# the line a Python traceback ends with: the exception's (dotted) class name, a colon, its message
+_RAISED = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*: \S")
+
+
 def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str]) -> LogScan:
     """Mine every part's messages (in a fixed order), then merge counts and first occurrences by final template."""
     clusters = [[miner.add(m) if mid > OVERFLOW else -1 for mid, m in enumerate(part.messages)] for part in parts]
@@ -650,6 +656,8 @@ def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str
             t.kinds |= part.kinds[mid]
             t.code = t.code or mid in part.code_lines
             t.exception = t.exception or mid in part.exception_lines
+            if t.exception and t.level < ERROR and _RAISED.match(t.text):
+                t.level = ERROR  # a raised exception ends the traceback, whatever its name (ArrowInvalid: ...)
             t.continuation = t.continuation or mid in part.continuation_lines
             t.details.update(tid_of[e] for e in part.detail_of.get(mid, ()) if tid_of[e] is not None)
         for host, scan in part.hosts.items():
