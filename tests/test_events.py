@@ -227,3 +227,21 @@ def test_an_exception_without_an_error_word_in_its_name_ends_its_traceback_as_an
     caught = [e for e in f.events if e.first.line == 5]
     assert caught and caught[0].level == "error" and caught[0].role == "cause"
     assert 9 in {e.first.line for e in f.causes()}
+
+
+def test_megatrons_straggler_report_names_the_slow_rank_once_it_falls_behind(tmp_path: Path) -> None:
+    def progress(it: int, ms: float) -> str:
+        return (f"[2026-12-01 00:{it % 60:02d}:00]  iteration     {it}/  500000 | consumed samples:     {it * 1024} | "
+                f"elapsed time per iteration (ms): {ms} | learning rate: 2.812E-04 | lm loss: 2.0259E+00 |\n")
+
+    def report(mx: float, rank: int) -> str:
+        return (f"[2026-12-01 00:30:00]  | MnRtt/Rnk: 4071.2ms/3 | MxRtt/Rnk: {mx}ms/{rank} | MnPwr/Rnk: 291003mW/19 | "
+                "MxPwr/Rnk: 699870mW/2 | MnTmp/Rnk: 55C/2 | MxTmp/Rnk: 91C/19 | MnClk/Rnk: 1005MHz/19 | "
+                "MxClk/Rnk: 1980MHz/1\n")
+
+    body = (progress(1, 4100.0) + report(4112.8, 12) + progress(2, 4100.0) + report(5890.1, 19)
+            + progress(3, 5900.0) + report(5891.0, 19))
+    f = _analyze(fx.write(tmp_path / "strag", {"logs/n-1/rank-0.log": body}, fx.job_yaml(["n-1"], gpus=1)))
+    slow = [a for a in f.metric_anomalies if a.kind == "straggler_rank"]
+    assert len(slow) == 1 and slow[0].location.line == 4 and slow[0].value == 5890.1 and slow[0].previous == 4071.2
+    assert slow[0].iteration == 2

@@ -74,6 +74,7 @@ class NodeSuspect(BaseModel):
 
 class MetricAnomaly(BaseModel):
     kind: str  # nan_loss | inf_loss | nan_grad_norm | inf_grad_norm | loss_jump | grad_norm_jump | nan_iterations
+    # | straggler_rank
     iteration: int | None
     value: float | None
     previous: float | None  # the value before, or the recent median a jump is measured against

@@ -113,7 +113,7 @@ def is_cascade(message: str) -> bool:
 
 # --- framework markers of stage and progress ---------------------------------------------------------------
 Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown",
-                 "ckpt_load"]
+                 "ckpt_load", "straggler_report"]
 _ITERATION = re.compile(
     r"(?:\b(?:iteration|iter|step|global_step|steps|train_step)\b\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"
     r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+))", re.IGNORECASE)  # "it=7604"
@@ -290,8 +290,33 @@ def stage_of_frames(functions: list[str]) -> str | None:
 _RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_loop)$")
 
 
+# Megatron's StragglerDetector report: the fastest and slowest rank's round-trip time per iteration (and their power,
+# temperature, utilization, clock): "| MnRtt/Rnk: 4080.4ms/3 | MxRtt/Rnk: 5890.1ms/19 | ... | MnClk/Rnk: 1005MHz/19"
+_STRAGGLER_REPORT = re.compile(r"MnRtt/Rnk:\s*([\d.]+)\s*ms/(\d+)\s*\|\s*MxRtt/Rnk:\s*([\d.]+)\s*ms/(\d+)")
+
+
+@dataclass(slots=True, frozen=True)
+class StragglerReport:
+    """The fastest and the slowest rank of one straggler-detector report, by round-trip time."""
+
+    min_ms: float
+    min_rank: int
+    max_ms: float
+    max_rank: int
+
+
+def read_straggler_report(message: str) -> StragglerReport | None:
+    m = _STRAGGLER_REPORT.search(message)
+    if m is None:
+        return None
+    return StragglerReport(float(m.group(1)), int(m.group(2)), float(m.group(3)), int(m.group(4)))
+
+
 def marker_of(message: str) -> Marker | None:
-    """The framework marker a message is: a progress (iteration) line, or the start or end of a stage."""
+    """The framework marker a message is: a progress (iteration) line, the start or end of a stage, or a
+    straggler-detector report."""
+    if _STRAGGLER_REPORT.search(message):
+        return "straggler_report"
     for marker, pattern in _STAGE_RULES:
         if pattern.search(message):
             return marker

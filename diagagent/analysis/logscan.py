@@ -23,12 +23,14 @@ from diagagent.analysis.logparse import (
     LEVEL_RANK,
     Progress,
     ProgressLayout,
+    StragglerReport,
     frame_function,
     is_bad_number,
     names_pattern,
     progress_layout,
     read_progress,
     read_progress_with,
+    read_straggler_report,
     resume_step,
     split_header,
 )
@@ -85,7 +87,7 @@ class Occurrence:
 
 @dataclass(slots=True)
 class MetricEvent:
-    kind: str  # nan_loss | inf_loss | nan_grad_norm | loss_jump | grad_norm_jump | nan_iterations
+    kind: str  # nan_loss | inf_loss | nan_grad_norm | loss_jump | grad_norm_jump | nan_iterations | straggler_rank
     file: str
     line: int
     host: str | None
@@ -190,6 +192,20 @@ def _mean_sd(values: list[float]) -> tuple[float, float]:
 
 def _text(raw: bytes) -> str:
     return raw[: CITE_CHARS * 2].decode("utf-8", errors="replace")[:CITE_CHARS].rstrip("\r")
+
+
+STRAGGLER_RATIO = 1.2  # a straggler report whose slowest rank takes this much longer than the fastest names it
+
+
+def _straggler_report(summary: FileSummary, report: StragglerReport | None, raw: bytes, line: int) -> None:
+    """The first straggler-detector report of a file whose slowest rank is well behind the fastest: a metric event
+    (the slowest rank's round-trip time against the fastest's)."""
+    if report is None or report.min_ms <= 0 or report.max_ms < STRAGGLER_RATIO * report.min_ms:
+        return
+    if len(summary.metrics) < 64 and not any(m.kind == "straggler_rank" for m in summary.metrics):
+        summary.metrics.append(MetricEvent(kind="straggler_rank", file=summary.file, line=line, host=summary.host,
+                                           iteration=summary.last_iteration, value=report.max_ms,
+                                           previous=report.min_ms, text=_text(raw)))
 
 
 def _progress_line(summary: FileSummary, state: _Progress, prog: Progress, raw: bytes, line: int,
@@ -494,6 +510,9 @@ class _FileReader:
         summary = self.summary
         if marker == "iteration":
             _progress_line(summary, self.progress, self._read_progress(raw), raw, lineno, self.year)
+        elif marker == "straggler_report":  # a report of the slowest rank; no change of stage
+            _straggler_report(summary, read_straggler_report(split_header(_text(raw)).message), raw, lineno)
+            return
         elif marker == "ckpt_load":  # loading a checkpoint: training resumes after its step; no change of stage
             step = resume_step(split_header(_text(raw)).message)
             if step is not None:

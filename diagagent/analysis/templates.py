@@ -47,7 +47,7 @@ MAX_MESSAGE_CHARS = 4096  # a message is cut here before masking (the line itsel
 BLANK, CORRUPT, OVERFLOW = 0, 1, 2
 # kind flags of a message (low 3 bits: the framework marker)
 MARKERS = ("", "iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown",
-           "ckpt_load")
+           "ckpt_load", "straggler_report")
 K_ITERATION = 1
 K_MARKER_MASK = 15
 K_EXCEPTION, K_FRAME, K_TRACEBACK, K_SKIP, K_CARET, K_HEADER, K_ERROR_HEAD = 16, 32, 64, 128, 256, 512, 1024
