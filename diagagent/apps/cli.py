@@ -13,6 +13,7 @@ import typer
 COMMAND_MODULES = [
     "diagagent.apps.cmd_show",
     "diagagent.apps.cmd_diagnose",
+    "diagagent.apps.cmd_chat",
     "diagagent.apps.cmd_simulate",
     "diagagent.apps.cmd_actions",
     "diagagent.apps.cmd_eval",

@@ -1,0 +1,32 @@
+"""`diagagent chat PATH|JOB_ID [--as USER] [--llm]`: the TUI on one incident (diagnosis, chat, evidence, actions).
+
+Who approves is the OS user or --as, never telemetry; the Ledger decides whether that user may.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from diagagent.apps.cmd_actions import _whoami
+from diagagent.apps.common import console, open_bundle, settings
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def chat(
+        target: str = typer.Argument(..., help="A bundle directory or .tar.gz, or a job id / name in the jobs dir."),
+        as_user: str | None = typer.Option(None, "--as", help="Act as this user (default: the OS user)."),
+        llm: bool = typer.Option(False, "--llm", help="Use the configured LLM (DIAGAGENT_LLM_BASE_URL)."),
+    ) -> None:
+        """Open the TUI on an incident: ask why it failed, read the evidence, approve or reject actions."""
+        from diagagent.apps.tui import DiagApp
+
+        cfg = settings()
+        if llm and not cfg.llm_base_url:
+            console(stderr=True).print("[yellow]--llm: no DIAGAGENT_LLM_BASE_URL configured; the playbook answers[/]")
+        user = _whoami(as_user)
+        with open_bundle(target, cfg) as bundle:
+            DiagApp(bundle, cfg, user=user, use_llm=llm and bool(cfg.llm_base_url)).run()
+
+
+__all__ = ["register"]
