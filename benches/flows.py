@@ -23,8 +23,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from diagagent.analysis.flows import FlowFindings, analyze_flows  # noqa: E402
-from diagagent.telemetry import Bundle  # noqa: E402
+from diagagent.analysis.flows import FlowFindings, analyze_flows
+from diagagent.telemetry import Bundle
 
 SIZE_FAULTS = ("gpu_straggler", "slow_link")
 

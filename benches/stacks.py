@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from diagagent.analysis.stacks import _collect, analyze_stacks  # noqa: E402
-from diagagent.telemetry import Bundle  # noqa: E402
+from diagagent.analysis.stacks import _collect, analyze_stacks
+from diagagent.telemetry import Bundle
 
 SITE = "/usr/local/lib/python3.10/dist-packages"
 OUTER = [

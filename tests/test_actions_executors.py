@@ -13,8 +13,17 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from diagagent.actions import (Ledger, NotAuthorized, NotPending, PolicyUnchecked, TemplateError, UnsafeValue,
-                               approve_and_execute, plan, propose)
+from diagagent.actions import (
+    Ledger,
+    NotAuthorized,
+    NotPending,
+    PolicyUnchecked,
+    TemplateError,
+    UnsafeValue,
+    approve_and_execute,
+    plan,
+    propose,
+)
 from diagagent.actions.templates import ActionTemplates, ExecutorTemplates, render, render_for
 from diagagent.config import Settings, packaged_content_dir
 from diagagent.diagnosis import ActionProposal

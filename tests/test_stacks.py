@@ -8,7 +8,13 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from diagagent.analysis.pyspy import parse_dump
-from diagagent.analysis.stacks import analyze_stacks, cluster_signatures, find_collective, normalize_frame, rank_ranges
+from diagagent.analysis.stacks import (
+    analyze_stacks,
+    cluster_signatures,
+    find_collective,
+    normalize_frame,
+    rank_ranges,
+)
 from diagagent.apps.cli import build_app
 from diagagent.telemetry import Bundle
 from tests.stack_bundles import GRAD_SYNC, P2P_RECV, STUCK_COMPUTE, TP_ALLREDUCE, make_stack_bundle

@@ -3,7 +3,13 @@
 Only an authorized operator's approval moves a proposal to an executor.
 """
 
-from diagagent.actions.executors import ExecutionPlan, PolicyUnchecked, approve_and_execute, current_policy, plan
+from diagagent.actions.executors import (
+    ExecutionPlan,
+    PolicyUnchecked,
+    approve_and_execute,
+    current_policy,
+    plan,
+)
 from diagagent.actions.ledger import (
     AuditRecord,
     EntryState,

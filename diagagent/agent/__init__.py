@@ -4,7 +4,7 @@ The model only reads and proposes; it has no tool that executes anything.
 """
 
 
-def __getattr__(name: str):  # noqa: ANN202 - lazy, so importing the package stays cheap
+def __getattr__(name: str):
     if name in ("Session", "Answer", "diagnose_with_llm"):
         from diagagent.agent import session
 

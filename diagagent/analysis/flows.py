@@ -189,9 +189,7 @@ def analyze_flows(bundle: Bundle) -> FlowFindings:
             summary=note,
         )
     structure, parallelism = _parallelism(bundle, table)
-    hosts_seen = int(
-        len(np.unique(np.concatenate([table.frame["src"].unique(), table.frame["dst"].unique()])))
-    )
+    hosts_seen = len(np.unique(np.concatenate([table.frame["src"].unique(), table.frame["dst"].unique()])))
     bulk = _with_kind(table.frame, structure.edges).filter(pl.col("kind") != "light")
     table = replace(table, frame=table.frame.clear())  # the bulk flows are all that is needed from here on
     has_dp = bool((bulk["kind"] == "dp").any())

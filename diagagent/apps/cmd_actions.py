@@ -5,7 +5,6 @@ Approving prints what will run and asks first (unless --yes); the approver is th
 
 from __future__ import annotations
 
-import getpass
 import shlex
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -14,7 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from diagagent.apps.common import console, fail, print_json, settings
+from diagagent.apps.common import console, fail, operator, print_json, settings
 
 if TYPE_CHECKING:
     from diagagent.actions import ExecutionPlan, LedgerEntry, PolicyResult
@@ -43,13 +42,6 @@ def _when(at: datetime | None) -> str:
     return at.strftime("%Y-%m-%d %H:%M:%S") if at is not None else "-"
 
 
-def _whoami(as_user: str | None) -> str:
-    if as_user:
-        return as_user.strip()
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        fail("cannot tell who you are: pass --as USER")
 
 
 def _describe(entry: LedgerEntry, policy: PolicyResult | None = None) -> None:
@@ -113,7 +105,7 @@ def register(app: typer.Typer) -> None:
         from diagagent.actions import Ledger
 
         if state is not None and state not in STATE_STYLE:
-            fail(escape(f"unknown state {state!r}; one of: {', '.join(STATE_STYLE)}"))
+            fail(f"unknown state {state!r}; one of: {', '.join(STATE_STYLE)}")
         entries = Ledger.from_settings(settings()).list(job_id=job, state=state)  # type: ignore[arg-type]
         if json_out:
             print_json([e.model_dump(mode="json") for e in entries])
@@ -141,7 +133,7 @@ def register(app: typer.Typer) -> None:
         try:
             entry = ledger.get(entry_id)
         except UnknownEntry as exc:
-            fail(escape(str(exc)))
+            fail(str(exc))
         trail = ledger.audit(entry_id)
         if json_out:
             print_json({"entry": entry.model_dump(mode="json"), "audit": [a.model_dump(mode="json") for a in trail]})
@@ -167,12 +159,21 @@ def register(app: typer.Typer) -> None:
         yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
     ) -> None:
         """Approve an action and run it with the configured executor (dry-run by default)."""
-        from diagagent.actions import (Ledger, LedgerError, NotAuthorized, PolicyUnchecked, TemplateError,
-                                       UnknownEntry, approve_and_execute, current_policy, plan)
+        from diagagent.actions import (
+            Ledger,
+            LedgerError,
+            NotAuthorized,
+            PolicyUnchecked,
+            TemplateError,
+            UnknownEntry,
+            approve_and_execute,
+            current_policy,
+            plan,
+        )
 
         cfg = settings()
         ledger = Ledger.from_settings(cfg)
-        by = _whoami(as_user)
+        by = operator(as_user)
         try:
             entry = ledger.get(entry_id)
             policy = current_policy(entry, cfg) if entry.state == "pending" else None
@@ -183,16 +184,16 @@ def register(app: typer.Typer) -> None:
                 try:
                     _print_plan(plan(entry, cfg))
                 except TemplateError as exc:
-                    fail(escape(f"action #{entry_id} cannot run under the {cfg.executor} executor: {exc}"), code=1)
+                    fail(f"action #{entry_id} cannot run under the {cfg.executor} executor: {exc}", code=1)
                 if not yes and not _confirmed(f"approve action #{entry_id} as {by}?"):
                     fail("not approved", code=1)
             done = approve_and_execute(ledger, entry_id, by, cfg, reason)
         except UnknownEntry as exc:
-            fail(escape(str(exc)))
+            fail(str(exc))
         except NotAuthorized as exc:
-            fail(escape(f"approval refused: {exc} (the attempt is in the audit trail)"), code=1)
+            fail(f"approval refused: {exc} (the attempt is in the audit trail)", code=1)
         except (LedgerError, PolicyUnchecked) as exc:
-            fail(escape(f"approval refused: {exc}"), code=1)
+            fail(f"approval refused: {exc}", code=1)
         out = console()
         out.print(f"action #{done.id}: {_state(done)}")
         if done.output:
@@ -211,11 +212,11 @@ def register(app: typer.Typer) -> None:
 
         ledger = Ledger.from_settings(settings())
         try:
-            done = ledger.reject(entry_id, _whoami(as_user), reason)
+            done = ledger.reject(entry_id, operator(as_user), reason)
         except UnknownEntry as exc:
-            fail(escape(str(exc)))
+            fail(str(exc))
         except LedgerError as exc:
-            fail(escape(f"rejection refused: {exc}"), code=1)
+            fail(f"rejection refused: {exc}", code=1)
         console().print(f"action #{done.id}: {_state(done)}")
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from diagagent.apps.cmd_actions import _whoami
-from diagagent.apps.common import console, open_bundle, settings
+from diagagent.apps.common import console, open_bundle, operator, settings
 
 
 def register(app: typer.Typer) -> None:
@@ -24,7 +23,7 @@ def register(app: typer.Typer) -> None:
         cfg = settings()
         if llm and not cfg.llm_base_url:
             console(stderr=True).print("[yellow]--llm: no DIAGAGENT_LLM_BASE_URL configured; the playbook answers[/]")
-        user = _whoami(as_user)
+        user = operator(as_user)
         with open_bundle(target, cfg) as bundle:
             DiagApp(bundle, cfg, user=user, use_llm=llm and bool(cfg.llm_base_url)).run()
 

@@ -126,7 +126,7 @@ def register(app: typer.Typer) -> None:
                 console().print(f"report written to {report}")
 
 
-def _submit(d: Diagnosis, cfg, job) -> dict[int, int]:  # noqa: ANN001
+def _submit(d: Diagnosis, cfg, job) -> dict[int, int]:
     from diagagent.actions import Ledger
 
     ledger = Ledger.from_settings(cfg)

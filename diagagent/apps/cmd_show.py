@@ -5,7 +5,7 @@ The first thing to run on an unfamiliar incident; it reads every file once, with
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import typer
 from pydantic import BaseModel
@@ -89,7 +89,7 @@ def summarize(bundle: Bundle, progress: Progress | None = None) -> BundleSummary
 
 
 def _when(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S") if ts is not None else "-"
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M:%S") if ts is not None else "-"
 
 
 def _size(n: int) -> str:

@@ -5,6 +5,7 @@ Kept tiny so that `diagagent --help` imports nothing heavy.
 
 from __future__ import annotations
 
+import getpass
 import json
 import sys
 from typing import NoReturn
@@ -12,6 +13,7 @@ from typing import NoReturn
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.text import Text
 
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle, BundleError, UnknownJob, open_target
@@ -22,8 +24,19 @@ def console(stderr: bool = False) -> Console:
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    console(stderr=True).print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    """Print the message (plain text: it may quote telemetry) and exit with `code`."""
+    console(stderr=True).print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
     raise typer.Exit(code)
+
+
+def operator(as_user: str | None) -> str:
+    """Who is acting: `--as USER`, else the OS user. Approvals are checked against the configured approvers."""
+    if as_user:
+        return as_user.strip()
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        fail("cannot tell who you are: pass --as USER")
 
 
 def settings() -> Settings:

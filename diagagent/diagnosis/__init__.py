@@ -16,7 +16,7 @@ __all__ = ["ActionProposal", "Analyses", "Diagnosis", "Evidence", "EvidenceKind"
            "SchemaMatch", "diagnose"]
 
 
-def __getattr__(name: str):  # noqa: ANN202 - lazy: schemata imports the models above from this package
+def __getattr__(name: str):
     if name == "diagnose":
         from diagagent.diagnosis.fuse import diagnose
 

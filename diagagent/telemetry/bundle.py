@@ -36,8 +36,7 @@ _FLOW_SUFFIXES = (".csv", ".csv.gz", ".parquet")
 
 def _strip_suffixes(name: str) -> str:
     for suffix in (".gz", ".txt", ".json", ".log", ".out", ".err"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
+        name = name.removesuffix(suffix)
     return name
 
 
@@ -178,7 +177,7 @@ class Bundle:
         for lf in self.log_files:
             yield from self.iter_log_lines(lf)
 
-    def iter_flow_batches(self, batch_rows: int = 1 << 20) -> Iterator["pyarrow.RecordBatch"]:  # noqa: F821
+    def iter_flow_batches(self, batch_rows: int = 1 << 20) -> Iterator[pyarrow.RecordBatch]:  # noqa: F821
         for rel in self.flow_files:
             yield from iter_flow_batches(self.root / rel, rel, self.issues, batch_rows)
 

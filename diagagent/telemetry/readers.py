@@ -7,7 +7,6 @@ cannot use (as `ReadIssue`s), and go on. Nothing is ever unpickled or evaluated.
 from __future__ import annotations
 
 import gzip
-import io
 import re
 import zlib
 from collections.abc import Iterator
@@ -163,7 +162,7 @@ FLOW_OPTIONAL = ("src_port", "dst_port", "packets")
 
 
 def iter_flow_batches(path: Path, display: str, issues: list[ReadIssue],
-                      batch_rows: int = 1 << 20) -> Iterator["pyarrow.RecordBatch"]:  # noqa: F821
+                      batch_rows: int = 1 << 20) -> Iterator[pyarrow.RecordBatch]:  # noqa: F821
     """Flow records of one CSV(.gz) or Parquet file in batches, normalized: start/end float64 epoch seconds,
     src_ip/dst_ip strings, bytes float64, optional src_port/dst_port/packets. Never the whole file in memory."""
     import pyarrow as pa

@@ -107,7 +107,7 @@ class IncidentThreads:
             relay.target = progress
             try:
                 diagnosis, seconds = self._run_diagnosis(thread.session, progress)
-            except Exception as exc:  # noqa: BLE001 - reported in the thread, logged in full
+            except Exception as exc:
                 log.exception("diagnosis of job %s failed", ref.job_id)
                 progress.show(f":x: The diagnosis of {blocks.job_label(ref)} failed: "
                               f"{blocks.escape(type(exc).__name__)}: {blocks.escape(blocks.clip(str(exc), 500))}")
@@ -180,7 +180,7 @@ class IncidentThreads:
             thread.relay.target = progress
             try:
                 answer = thread.session.ask(question)
-            except Exception as exc:  # noqa: BLE001 - reported in the thread, logged in full
+            except Exception as exc:
                 log.exception("answering in thread %s failed", thread.key)
                 progress.show(f":x: I could not answer that: {blocks.escape(type(exc).__name__)}: "
                               f"{blocks.escape(blocks.clip(str(exc), 500))}")
