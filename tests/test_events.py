@@ -245,3 +245,15 @@ def test_megatrons_straggler_report_names_the_slow_rank_once_it_falls_behind(tmp
     slow = [a for a in f.metric_anomalies if a.kind == "straggler_rank"]
     assert len(slow) == 1 and slow[0].location.line == 4 and slow[0].value == 5890.1 and slow[0].previous == 4071.2
     assert slow[0].iteration == 2
+
+
+def test_the_first_metric_anomaly_is_the_non_finite_value_not_the_spike_before_it(tmp_path: Path) -> None:
+    def line(step: int, loss: str, grad: str) -> str:
+        return (f"\r 46%|####      | {step}/4704 [5:09:12<5:50:16,  8.43s/it]{{'loss': {loss}, 'grad_norm': {grad}, "
+                "'learning_rate': 1.2e-05, 'epoch': 0.47}\n")
+
+    body = "".join(line(s, "2.0300", "0.9") for s in range(2200, 2205)) + line(2205, "2.0300", "9.3000") \
+        + "".join(line(s, "nan", "nan") for s in range(2206, 2209))
+    f = _analyze(fx.write(tmp_path / "hf", {"logs/n-1/stdout.log": body}, fx.job_yaml(["n-1"], gpus=1)))
+    kinds = [a.kind for a in f.metric_anomalies]
+    assert "grad_norm_jump" in kinds and kinds[0].startswith("nan_")

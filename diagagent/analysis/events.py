@@ -637,7 +637,7 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     nodes = _node_evidence(scan, cands, names or {})
     roots = _roots(nodes)
     _assign_roles(cands, roots, hosts_total)
-    anomalies = [_anomaly(m) for f in scan.files for m in f.metrics]
+    anomalies = sorted((_anomaly(m) for f in scan.files for m in f.metrics), key=_decisive_first)
     events = _ranked_events(cands, roots, anomalies, scan)
     has_errors = any(c.role == "cause" and c.t.level >= LEVEL_RANK["error"] for c in cands)
     top_cause = next((c for c in sorted(cands, key=lambda c: -c.score) if c.role == "cause"), None)
@@ -664,6 +664,14 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
 
 def _location(occ: Occurrence, host: str | None) -> LogLocation:
     return LogLocation(file=occ.file, line=occ.line, host=host, rank=occ.rank, ts=occ.ts, text=occ.text)
+
+
+def _decisive_first(a: MetricAnomaly) -> tuple[int, float]:
+    """What a metric anomaly proves, most first: a non-finite loss or grad norm (the divergence itself), a count of
+    NaN iterations, a straggler report, then a jump (a spike that precedes a divergence, or passes)."""
+    kind = 0 if a.kind.startswith(("nan_", "inf_")) else 1 if a.kind == "nan_iterations" \
+        else 2 if a.kind == "straggler_rank" else 3
+    return kind, a.iteration if a.iteration is not None else math.inf
 
 
 def _anomaly(m: MetricEvent) -> MetricAnomaly:
