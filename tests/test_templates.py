@@ -36,7 +36,7 @@ HEADERS = [
     ("[default1]:RuntimeError: CUDA error: uncorrectable ECC error encountered",
      "RuntimeError: CUDA error: uncorrectable ECC error encountered", None),
     ("node-002:1234:5678 [1] NCCL WARN Cuda failure 'uncorrectable ECC error encountered'",
-     "NCCL WARN Cuda failure 'uncorrectable ECC error encountered'", "warning"),
+     "NCCL WARN Cuda failure 'uncorrectable ECC error encountered'", "error"),  # NCCL's errors are WARN
     ("Nov 20 10:00:58 node-002 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, DBE (double bit error)",
      "NVRM: Xid (PCI:0000:3b:00): 48, pid=1234, DBE (double bit error)", None),
     ("[Fri Nov 20 10:00:58 2026] NVRM: Xid (PCI:0000:18:00): 79, pid=1234, GPU has fallen off the bus.",
@@ -270,3 +270,13 @@ def test_the_elastic_agents_failure_summary_is_the_cascade() -> None:
     # the worker's own error stays a cause, even where it says FAILED
     assert not is_cascade('RuntimeError: it->second->ptr INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp"')
     assert not is_cascade("Traceback (most recent call last):")
+
+
+def test_nccl_reports_its_own_errors_as_warn() -> None:
+    port = split_header("hgx-b09:88202:88415 [2] NCCL WARN NET/IB : mlx5_2:1 Got async event : port error")
+    assert port.level == "error"
+    assert split_header("hgx-b09:88202:88415 [2] NCCL WARN NET/IB : mlx5_2:1 Got async event : port active").level \
+        == "warning"
+    # a failed transfer with a peer is the peer's failure as often as this node's: it stays a warning
+    assert split_header("node-025:2762592:2762745 [7] NCCL WARN NET/IB : Got completion from peer 10.64.0.34<52736> "
+                        "with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_7").level == "warning"

@@ -179,6 +179,9 @@ class ParsedLine:
     indented: bool = False  # after any rank prefix, the message was indented (a traceback line, or a detail line)
 
 
+_PEER_TRANSFER = re.compile(r"\bfrom peer\b|\bto peer\b|remote", re.IGNORECASE)
+
+
 def split_header(text: str) -> ParsedLine:
     """Peel the structured header off a line: timestamps, rank/host/pid prefixes, level and logger names."""
     rest = text.rstrip()
@@ -209,6 +212,9 @@ def split_header(text: str) -> ParsedLine:
         m = _NCCL_LEVEL.match(rest)
         if m:
             level = {"INFO": "info", "TRACE": "debug", "WARN": "warning"}.get(m.group(1), "error")
+            if level == "warning" and content_level(rest) in ("error", "fatal") and not is_cascade(rest) \
+                    and not _PEER_TRANSFER.search(rest):
+                level = "error"  # NCCL has no error level: it reports its own errors as WARN ("port error")
         else:
             m = _PROGRAM_LEVEL.match(rest)
             if m:
