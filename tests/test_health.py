@@ -29,7 +29,7 @@ def _line(name: str, n: int) -> str:
     return (FIX / name).read_text().split("\n")[n - 1].strip()
 
 
-def _kinds(reading) -> dict[str, tuple[int, str]]:  # noqa: ANN001
+def _kinds(reading) -> dict[str, tuple[int, str]]:
     return {s.kind + (f":{s.code}" if s.code is not None else ""): (s.line, s.severity) for s in reading.signals}
 
 
