@@ -44,7 +44,8 @@ class ToolSpec(BaseModel):
         fields: dict[str, Any] = {}
         for name, p in self.parameters.items():
             if p.type == "array":
-                py: Any = list[_PY_TYPES[p.items or "string"]]
+                item = _PY_TYPES[p.items or "string"]
+                py: Any = list[item]  # type: ignore[valid-type]
             elif p.enum:
                 py = Literal[tuple(p.enum)]  # type: ignore[valid-type]
             else:

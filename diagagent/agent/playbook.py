@@ -124,8 +124,9 @@ class Playbook:
     def _actions(self, d: Diagnosis) -> str:
         if not d.proposals:
             return "No action is proposed: " + (d.notes[0] if d.notes else "the evidence does not support one.")
-        return "\n".join(["Proposed actions, each pending an authorized operator's approval "
-                          "(`diagagent actions list`, then `approve ID`):", *_proposal_lines(d)])
+        head = ("Proposed actions, each pending an authorized operator's approval "
+                "(`diagagent actions list`, then `approve ID`):")
+        return "\n".join([head, *_proposal_lines(d)])
 
     def _nodes(self, d: Diagnosis) -> str:
         if not d.faulty_nodes:
