@@ -193,3 +193,15 @@ def test_show_command_json(small_bundle: Path, capsys: pytest.CaptureFixture[str
     assert bad.exit_code == 2
 
 
+
+
+def test_lines_around_stays_inside_the_bundle(small_bundle: Path) -> None:
+    with Bundle.open(small_bundle) as b:
+        assert b.lines_around("logs/node-001/rank-0.log", 2, 1) == [
+            (1, "[2026-11-20 08:00:05,120] [INFO] [megatron] building GPT model ..."),
+            (2, b.lines_around("logs/node-001/rank-0.log", 2, 0)[0][1]),
+            (3, b.lines_around("logs/node-001/rank-0.log", 3, 0)[0][1])]
+        assert b.lines_around("../../etc/passwd", 1) == []
+        assert b.lines_around("logs/node-001/absent.log", 1) == []
+        with pytest.raises(BundleError, match="leaves the bundle"):
+            b.read_text("../job-42/../../etc/passwd")

@@ -11,7 +11,6 @@ from typing import Any
 
 from diagagent.agent.context import ToolContext
 from diagagent.diagnosis import ActionProposal, Diagnosis, Evidence
-from diagagent.telemetry.readers import iter_raw_lines
 
 MISSING = "this bundle has no {part}/: {what}"
 
@@ -94,18 +93,11 @@ def log_nodes(ctx: ToolContext, top: int = 8) -> dict[str, Any]:
 
 
 def show_lines(ctx: ToolContext, file: str, line: int, context: int = 5) -> dict[str, Any]:
-    root = ctx.bundle.root.resolve()
-    path = (root / file).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
-        return {"error": f"no file {file!r} in this bundle"}
-    context = min(max(context, 0), 40)
-    lines = []
-    for n, text in iter_raw_lines(path, file, []):
-        if n > line + context:
-            break
-        if n >= line - context:
-            lines.append({"line": n, "text": text, **({"cited": True} if n == line else {})})
-    return {"file": file, "lines": lines}
+    found = ctx.bundle.lines_around(file, line, min(max(context, 0), 40))
+    if not found:
+        return {"error": f"no line {line} of a file {file!r} in this bundle"}
+    return {"file": file, "lines": [{"line": n, "text": text, **({"cited": True} if n == line else {})}
+                                    for n, text in found]}
 
 
 def node_health(ctx: ToolContext, node: str | None = None, verdict: str = "any") -> dict[str, Any]:

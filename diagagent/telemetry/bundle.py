@@ -181,19 +181,29 @@ class Bundle:
         for rel in self.flow_files:
             yield from iter_flow_batches(self.root / rel, rel, self.issues, batch_rows)
 
+    def _path_inside(self, rel: str) -> Path | None:
+        """The file `rel` names, or None when it leaves the bundle (a cited path is telemetry, not trusted)."""
+        root = self.root.resolve()
+        path = (root / rel).resolve()
+        return path if path.is_relative_to(root) else None
+
     def read_text(self, rel: str, limit: int = 64 << 20) -> str:
         """A stack or probe file (or any small file) as text, decoded with replacement."""
-        path = (self.root / rel).resolve()
-        if not path.is_relative_to(self.root.resolve()):
+        path = self._path_inside(rel)
+        if path is None:
             raise BundleError(rel, "path leaves the bundle")
         return read_text(path, rel, self.issues, limit)
 
     def lines_around(self, rel: str, line: int, context: int = 3) -> list[tuple[int, str]]:
-        """The lines `line - context .. line + context` of a file (1-based), for showing evidence in context."""
+        """The lines `line - context .. line + context` of a file (1-based), for showing evidence in context;
+        none for a path that leaves the bundle or a file that is not there."""
         from diagagent.telemetry.readers import iter_raw_lines
 
+        path = self._path_inside(rel)
+        if path is None or not path.is_file():
+            return []
         out = []
-        for n, text in iter_raw_lines(self.root / rel, rel, []):
+        for n, text in iter_raw_lines(path, rel, []):
             if n > line + context:
                 break
             if n >= line - context:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from diagagent.diagnosis import Diagnosis
@@ -102,7 +101,7 @@ def evidence_snippets(bundle: Bundle, evidence: list[Evidence]) -> tuple[dict[st
     cited = [e for e in evidence if e.file and e.line]
     for e in cited[:MAX_SNIPPETS]:
         assert e.file is not None and e.line is not None
-        lines = _lines_around(bundle, e.file, e.line)
+        lines = bundle.lines_around(e.file, e.line, CONTEXT_LINES)
         if any(n == e.line for n, _ in lines):
             out[e.id] = Snippet(e.file, e.line, [(n, clip(t, MAX_LINE_CHARS)) for n, t in lines])
         else:
@@ -116,15 +115,6 @@ def evidence_snippets(bundle: Bundle, evidence: list[Evidence]) -> tuple[dict[st
             "without their surrounding lines"
         )
     return out, notes
-
-
-def _lines_around(bundle: Bundle, rel: str, line: int) -> list[tuple[int, str]]:
-    """The lines around `line`, only for a file inside the bundle (a cited path is telemetry, not trusted)."""
-    root = Path(bundle.root).resolve()
-    path = (root / rel).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
-        return []
-    return bundle.lines_around(rel, line, CONTEXT_LINES)
 
 
 def clip(text: str, limit: int) -> str:
