@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
@@ -17,6 +16,7 @@ from diagagent.agent.budget import compact_json
 from diagagent.agent.manifest import ToolSpec
 from diagagent.config import Settings
 from diagagent.diagnosis import Diagnosis, NodeScore
+from diagagent.diagnosis.analyses import ProgressSink
 from diagagent.telemetry.truth import Category, Stage
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
     from diagagent.agent.context import ToolContext
 
-EventSink = Callable[[dict[str, Any]], None]
 
 
 class NodeClaim(BaseModel):
@@ -58,7 +57,7 @@ def chat_model(settings: Settings) -> BaseChatModel:
                       max_retries=1, temperature=0)
 
 
-def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: EventSink | None = None) -> list[BaseTool]:
+def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: ProgressSink | None = None) -> list[BaseTool]:
     """langchain tools over the manifest specs, each returning compact JSON and reporting its call to `sink`."""
     from langchain_core.tools import StructuredTool
 

@@ -7,7 +7,6 @@ with a note when the model is unreachable or does not finish. Proposals it produ
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -19,9 +18,8 @@ from diagagent.agent.playbook import Playbook, summary
 from diagagent.agent.tools import diagnosis_brief
 from diagagent.config import Settings
 from diagagent.diagnosis import ActionProposal, Diagnosis
+from diagagent.diagnosis.analyses import ProgressSink
 from diagagent.telemetry import Bundle
-
-EventSink = Callable[[dict[str, Any]], None]
 
 
 class ToolCallRecord(BaseModel):
@@ -48,7 +46,7 @@ def _prompt(settings: Settings, name: str, **fields: Any) -> str:
 
 
 class Session:
-    def __init__(self, bundle: Bundle, settings: Settings | None = None, *, on_event: EventSink | None = None,
+    def __init__(self, bundle: Bundle, settings: Settings | None = None, *, on_event: ProgressSink | None = None,
                  use_llm: bool | None = None) -> None:
         self.settings = settings or Settings.load()
         self.bundle = bundle
