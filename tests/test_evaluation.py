@@ -31,7 +31,8 @@ from tests.conftest import JOB_YAML
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "evals" / "cases"
 TOP_KEYS = ["cases", "category_accuracy", "fault_accuracy", "nodes", "events", "stage_accuracy",
-            "iteration_accuracy", "iteration_within_1", "action_accuracy", "seconds_per_case", "per_case"]
+            "iteration_accuracy", "iteration_within_1", "action_accuracy", "seconds_per_case", "no_evidence",
+            "per_case"]
 
 
 def _line(host: str, ts: float | None, text: str) -> IndexedLine:
@@ -77,6 +78,9 @@ def test_events_precision_recall_f1_hand_computed() -> None:
     assert s.recall == pytest.approx(0.5)
     assert s.f1 == pytest.approx(0.4)
     assert s.recall_at_5 == pytest.approx(0.5)
+    assert s.recall_at_1 == 0.0  # the first cited line is another template
+    assert score_events(cited[1:], TRUTH_LINES, INDEX).recall_at_1 == 1.0  # same event as the first truth line
+    assert score_events([], TRUTH_LINES, INDEX).recall_at_1 == 0.0
 
 
 def test_events_recall_at_5_counts_only_the_first_five() -> None:
@@ -89,7 +93,7 @@ def test_events_recall_at_5_counts_only_the_first_five() -> None:
 
 def test_events_partial_and_empty_truths() -> None:
     assert score_events(TRUTH_LINES, None, INDEX).model_dump() == {
-        "precision": None, "recall": None, "f1": None, "recall_at_5": None}
+        "precision": None, "recall": None, "f1": None, "recall_at_1": None, "recall_at_5": None}
     no_lines_cited = score_events([], [], INDEX)  # a silent hang, nothing cited: agreement
     assert (no_lines_cited.precision, no_lines_cited.recall, no_lines_cited.f1) == (None, None, 1.0)
     cited_anyway = score_events(TRUTH_LINES[:1], [], INDEX)
@@ -206,7 +210,7 @@ def test_eval_json_shape_and_nulls() -> None:
     data = eval_json(run, "diagagent")
     assert list(data) == [*TOP_KEYS, "baselines"]
     assert list(data["nodes"]) == ["top1", "top3", "top5", "f1"]
-    assert list(data["events"]) == ["precision", "recall", "f1", "recall_at_5"]
+    assert list(data["events"]) == ["precision", "recall", "f1", "recall_at_1", "recall_at_5"]
     assert data["category_accuracy"] == 1.0 and data["fault_accuracy"] is None and data["nodes"]["top1"] is None
     assert list(data["baselines"]) == ["grep"] and list(data["baselines"]["grep"]) == TOP_KEYS
     assert data["baselines"]["grep"]["category_accuracy"] == 0.0
@@ -274,12 +278,18 @@ def test_markdown_splices_between_markers(tmp_path: Path) -> None:
 
     readme = tmp_path / "README.md"
     readme.write_text(f"# evals\nintro `{MARK_BEGIN}` in prose\n{MARK_BEGIN}\nold table\n{MARK_END}\nafter\n")
-    run = EvalRun(scores={"grep": [CaseScore(case="a", set="evals/cases", category="data", events={"f1": 0.25})]})
+    run = EvalRun(scores={
+        "diagagent": [CaseScore(case="a", set="evals/cases", category="data", events={"f1": 0.5}),
+                      CaseScore(case="b", set="evals/real/test", category="data", events={"f1": 1.0})],
+        "grep": [CaseScore(case="a", set="evals/cases", category="data", events={"f1": 0.25}),
+                 CaseScore(case="b", set="evals/real/test", category="data", events={"f1": 0.0})]})
     write_markdown(readme, run)
     text = readme.read_text()
-    assert text.startswith(f"# evals\nintro `{MARK_BEGIN}` in prose\n{MARK_BEGIN}\n### evals/cases")
+    assert text.startswith(f"# evals\nintro `{MARK_BEGIN}` in prose\n{MARK_BEGIN}\n| metric | evals/cases (1): diagagent |")
     assert text.endswith(f"{MARK_END}\nafter\n")
-    assert "old table" not in text and "| events.f1 | 1 | 0.25 |" in text and "by category" not in text
+    # one table, every set and predictor side by side: cases diagagent, cases grep, real diagagent, real grep
+    assert "old table" not in text and "| events.f1 | 0.50 | 0.25 | 1.00 | 0.00 |" in text
+    assert "evals/real/test (1): grep" in text and "by category" not in text
     full = tmp_path / "latest.md"
     write_markdown(full, run)
     assert "#### evals/cases: events.f1 by category" in full.read_text()
@@ -386,3 +396,43 @@ def test_llm_agent_usage_reaches_the_report(tmp_path: Path, monkeypatch: pytest.
     assert data["llm"] == {"llm_calls": 4.0, "tokens_in": 9000.0, "tokens_out": 700.0}
     assert data["category_accuracy"] == 1.0 and data["nodes"]["top1"] == 1.0
     assert data["per_case"][0]["tokens_out"] == 700 and data["baselines"] == {}
+
+
+def _hang_bundle(tmp_path: Path) -> Bundle:
+    """A hang whose only tell is the last progress line (line 2), marked as context in the truth."""
+    root = tmp_path / "hang"
+    (root / "logs" / "node-001").mkdir(parents=True)
+    (root / "job.yaml").write_text('job_id: "h"\nstatus: hung\nnodes: [{host: node-001}]\n')
+    (root / "logs" / "node-001" / "stdout.log").write_text(
+        "step 10 | loss 2.31\nstep 11 | loss 2.30\nSaving model checkpoint to /ckpt/step-11\n")
+    truth = {"fault": None, "indicating_lines": [{"file": "logs/node-001/stdout.log", "line": 3, "role": "context"}]}
+    (root / "truth.json").write_text(json.dumps(truth))
+    return Bundle.open(root)
+
+
+def _cite(role: str, line: int) -> Diagnosis:
+    return Diagnosis(job_id="h", evidence=[Evidence(id="e1", kind="log", role=role,
+                                                    file="logs/node-001/stdout.log", line=line)])
+
+
+def test_context_lines_score_as_hits_only_where_the_truth_marks_context(tmp_path: Path) -> None:
+    with _hang_bundle(tmp_path) as bundle:
+        truth = bundle.truth
+        assert truth is not None and truth.indicating_lines[0].role == "context"
+        hit = score_case(_cite("context", 3), truth, bundle)
+        assert (hit.events.recall, hit.events.precision, hit.events.recall_at_1, hit.no_evidence) == \
+            (1.0, 1.0, 1.0, False)
+        other_context = score_case(_cite("context", 1), truth, bundle)  # shown, not scored: cites nothing
+        assert other_context.events.recall == 0.0 and other_context.events.precision is None
+        assert other_context.no_evidence is True
+        as_cause = score_case(_cite("cause", 3), truth, bundle)  # the line itself, cited as the cause, still counts
+        assert as_cause.events.recall == 1.0
+
+
+def test_no_evidence_counts_cases_that_cite_nothing(tmp_path: Path) -> None:
+    with _hang_bundle(tmp_path) as bundle:
+        silent = score_case(Diagnosis(job_id="h"), bundle.truth, bundle, case="silent")
+        cited = score_case(_cite("cause", 3), bundle.truth, bundle, case="cited")
+        no_truth_lines = score_case(Diagnosis(job_id="h"), Truth(indicating_lines=[]), bundle, case="none")
+    assert (silent.no_evidence, cited.no_evidence, no_truth_lines.no_evidence) == (True, False, None)
+    assert aggregate([silent, cited, no_truth_lines]).no_evidence == 1

@@ -17,7 +17,7 @@ from diagagent.apps.report.figures import Mark, cascade
 from diagagent.apps.report.markdown import code, fenced, figures_dir, text
 from diagagent.diagnosis import Diagnosis
 from diagagent.diagnosis.analyses import Analyses
-from diagagent.diagnosis.models import ActionProposal, Evidence, NodeScore, SchemaMatch
+from diagagent.contract import ActionProposal, Evidence, NodeScore, SchemaMatch
 from diagagent.telemetry import Bundle
 from tests.conftest import JOB_YAML
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from diagagent.actions.policy import PolicyResult, check
 from diagagent.config import Settings
-from diagagent.diagnosis import ActionProposal
+from diagagent.contract import ActionProposal
 from diagagent.telemetry.job import Job
 
 EntryState = Literal["pending", "approved", "rejected", "executed", "failed"]

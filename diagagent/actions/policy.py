@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from diagagent.diagnosis import ActionProposal
+from diagagent.contract import ActionProposal
 from diagagent.telemetry.job import Job
 
 

@@ -6,7 +6,7 @@ Each proposal cites the diagnosis evidence ids it rests on and carries the polic
 from __future__ import annotations
 
 from diagagent.actions.policy import check
-from diagagent.diagnosis import ActionProposal, Diagnosis
+from diagagent.contract import ActionProposal, Diagnosis
 from diagagent.telemetry.job import Checkpoint, Job
 from diagagent.telemetry.truth import Category
 

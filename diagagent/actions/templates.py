@@ -13,7 +13,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from diagagent.diagnosis import ActionProposal
+from diagagent.contract import ActionProposal
 
 TemplateExecutor = Literal["slurm", "kubernetes", "script"]
 Argv = list[str]

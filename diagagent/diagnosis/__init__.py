@@ -2,7 +2,7 @@
 analyzers' findings and the matched schemata into one cited diagnosis with proposed actions.
 """
 
-from diagagent.diagnosis.models import (
+from diagagent.contract import (  # re-exported: the contract lives below the analyzers
     ActionProposal,
     Diagnosis,
     Evidence,

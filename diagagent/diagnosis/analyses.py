@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from diagagent.config import Settings
-from diagagent.diagnosis.models import Diagnosis, Evidence, EvidenceKind, EvidenceRole
+from diagagent.contract import Diagnosis, Evidence, EvidenceKind, EvidenceRole
 from diagagent.telemetry import Bundle
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from diagagent.config import Settings
+from diagagent.contract import Diagnosis, Evidence, NodeScore, SchemaMatch
 from diagagent.diagnosis.analyses import Analyses, ProgressSink
-from diagagent.diagnosis.models import Diagnosis, Evidence, NodeScore, SchemaMatch
 from diagagent.telemetry import Bundle
 
 if TYPE_CHECKING:

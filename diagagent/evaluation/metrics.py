@@ -42,6 +42,7 @@ class EventScores(BaseModel):
     precision: float | None = None
     recall: float | None = None
     f1: float | None = None
+    recall_at_1: float | None = None
     recall_at_5: float | None = None
 
 
@@ -78,6 +79,7 @@ class CaseScore(MetricScores, CaseHead):
     tokens_in: int | None = None
     tokens_out: int | None = None
     error: str | None = None  # the predictor raised: scored as an empty diagnosis
+    no_evidence: bool | None = None  # cited nothing although the truth has indicating lines (None: truth has none)
 
 
 class LlmUsage(BaseModel):
@@ -94,6 +96,7 @@ class Report(MetricScores, ReportHead):
     """Mean of each metric over the cases that score it (None when none does); seconds is the median."""
 
     seconds_per_case: float | None = None
+    no_evidence: int = 0  # a count, not a mean: cases that cite nothing although the truth has indicating lines
     llm: LlmUsage | None = None  # only for an agent that reports LLM usage
     per_case: list[CaseScore] = Field(default_factory=list)
 
@@ -202,10 +205,24 @@ def score_nodes(ranked: Sequence[str], truth_nodes: list[str] | None) -> NodeSco
     return NodeScores(top1=hits[1], top3=hits[3], top5=hits[5], f1=f1)
 
 
-def cited_lines(diagnosis: Diagnosis) -> list[LineKey]:
-    """The scored evidence: `cause` items that point at a file and line, in the diagnosis's order, once each."""
-    return _unique((e.file, e.line) for e in diagnosis.evidence
-                   if e.role == "cause" and e.file and e.line is not None)
+def cited_lines(diagnosis: Diagnosis, context: Sequence[LineKey] = (), index: LineIndex | None = None) -> list[LineKey]:
+    """The scored evidence, in the diagnosis's order, once each: `cause` items that point at a file and line, and
+    `context` items that are the same event as a line the truth marks as context (the last activity before a
+    hang); other context is shown to the operator but not scored."""
+    keys = []
+    for e in diagnosis.evidence:
+        if not e.file or e.line is None:
+            continue
+        key = (e.file, e.line)
+        if e.role == "cause" or (e.role == "context" and context and index is not None
+                                 and any(same_event(key, t, index) for t in context)):
+            keys.append(key)
+    return _unique(keys)
+
+
+def evidence_lines(diagnosis: Diagnosis) -> list[LineKey]:
+    """Every line the diagnosis points at (any role): what the scoring's line index must read."""
+    return _unique((e.file, e.line) for e in diagnosis.evidence if e.file and e.line is not None)
 
 
 def _matched_share(sources: Sequence[LineKey], targets: Sequence[LineKey], index: LineIndex) -> float:
@@ -214,7 +231,8 @@ def _matched_share(sources: Sequence[LineKey], targets: Sequence[LineKey], index
 
 def score_events(cited: Sequence[LineKey], indicated: Sequence[LineKey] | None, index: LineIndex) -> EventScores:
     """Precision (cited lines that are an indicated event), recall (indicated events cited), their F1, and recall
-    among the first five cited. An empty citation has no precision; an empty truth has no recall."""
+    among the first five cited; recall_at_1 is 1.0 when the first cited line is an indicated event (the key line
+    first). An empty citation has no precision; an empty truth has no recall."""
     if indicated is None:
         return EventScores()
     cited, indicated = _unique(cited), _unique(indicated)
@@ -224,8 +242,9 @@ def score_events(cited: Sequence[LineKey], indicated: Sequence[LineKey] | None, 
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     else:
         f1 = 1.0 if not cited and not indicated else 0.0
+    at_1 = float(bool(cited) and any(same_event(cited[0], t, index) for t in indicated)) if indicated else None
     at_5 = _matched_share(cited[:RECALL_AT], indicated, index) if indicated else None
-    return EventScores(precision=precision, recall=recall, f1=f1, recall_at_5=at_5)
+    return EventScores(precision=precision, recall=recall, f1=f1, recall_at_1=at_1, recall_at_5=at_5)
 
 
 def _commits_match(a: str | None, b: str | None) -> bool:
@@ -284,9 +303,11 @@ def _hit(predicted: object, truth: object) -> float | None:
 
 def score_case(diagnosis: Diagnosis, truth: Truth, source: Bundle | LineIndex, case: str = "") -> CaseScore:
     """Score one diagnosis against its truth. `source` is the case's bundle or a LineIndex already read from it."""
-    cited = cited_lines(diagnosis)
     indicated = None if truth.indicating_lines is None else [(r.file, r.line) for r in truth.indicating_lines]
-    index = source if isinstance(source, LineIndex) else LineIndex.from_bundle(source, [*cited, *(indicated or [])])
+    context = [(r.file, r.line) for r in truth.indicating_lines or [] if r.role == "context"]
+    index = source if isinstance(source, LineIndex) else \
+        LineIndex.from_bundle(source, [*evidence_lines(diagnosis), *(indicated or [])])
+    cited = cited_lines(diagnosis, context, index)
     iteration_hit = iteration_near = None
     if truth.iteration is not None:
         iteration_hit = float(diagnosis.iteration == truth.iteration)
@@ -302,6 +323,7 @@ def score_case(diagnosis: Diagnosis, truth: Truth, source: Bundle | LineIndex, c
         stage_accuracy=_hit(diagnosis.stage, truth.stage),
         iteration_accuracy=iteration_hit, iteration_within_1=iteration_near,
         action_accuracy=score_actions(diagnosis.proposals, truth.actions, index.job),
+        no_evidence=not cited if indicated else None,
     )
 
 
@@ -326,6 +348,7 @@ def aggregate(scores: Sequence[CaseScore]) -> Report:
     means = {name: _mean(getattr(s, name) for s in scores)
              for name in MetricScores.model_fields if name not in ("nodes", "events")}
     return Report(cases=len(scores), nodes=_mean_model(NodeScores, [s.nodes for s in scores]),
+                  no_evidence=sum(bool(s.no_evidence) for s in scores),
                   events=_mean_model(EventScores, [s.events for s in scores]),
                   seconds_per_case=statistics.median(seconds) if seconds else None, llm=llm, per_case=list(scores),
                   **means)

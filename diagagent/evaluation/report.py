@@ -30,11 +30,13 @@ METRICS = [
     Metric("category_accuracy", ("category_accuracy",), ("category_accuracy",)),
     Metric("fault_accuracy", ("fault_accuracy",), ("fault_accuracy",)),
     *(Metric(f"nodes.{k}", ("nodes", k), ("nodes", k)) for k in ("top1", "top3", "top5", "f1")),
-    *(Metric(f"events.{k}", ("events", k), ("events", k)) for k in ("precision", "recall", "f1", "recall_at_5")),
+    *(Metric(f"events.{k}", ("events", k), ("events", k))
+      for k in ("precision", "recall", "f1", "recall_at_1", "recall_at_5")),
     Metric("stage_accuracy", ("stage_accuracy",), ("stage_accuracy",)),
     Metric("iteration_accuracy", ("iteration_accuracy",), ("iteration_accuracy",)),
     Metric("iteration_within_1", ("iteration_within_1",), ("iteration_within_1",)),
     Metric("action_accuracy", ("action_accuracy",), ("action_accuracy",)),
+    Metric("no_evidence", ("no_evidence",), ("no_evidence",)),
     Metric("seconds_per_case", ("seconds_per_case",), ("seconds",)),
 ]
 LLM_METRICS = [Metric(f"llm.{k}", ("llm", k), (k,)) for k in ("llm_calls", "tokens_in", "tokens_out")]
@@ -68,6 +70,8 @@ def _format(value: float | None, metric: Metric) -> str:
         return "-"
     if metric.label == "seconds_per_case":
         return f"{value:.3f} s"
+    if metric.label == "no_evidence":
+        return f"{value:.0f}"
     if metric.label.startswith("llm."):
         return f"{value:.0f}"
     return f"{value:.2f}"
@@ -136,18 +140,33 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(run: EvalRun, by_category: bool = True) -> str:
-    """Per case set: the overall table, then (optionally) one by-category table per metric."""
+def render_markdown(run: EvalRun) -> str:
+    """Per case set: the overall table, then one by-category table per metric."""
     names = list(run.scores)
     parts = []
     for set_name in run.sets:
         cases = len(_in_set(run.scores[names[0]], set_name))
         parts.append(f"### {set_name} ({cases} cases)\n")
         parts.append(_md_table(["metric", "n", *names], overall_rows(run, set_name)) + "\n")
-        if by_category:
-            for metric in _metrics_for(run):
-                parts.append(f"#### {set_name}: {metric.label} by category\n")
-                parts.append(_md_table(["category (n)", *names], category_rows(run, set_name, metric)) + "\n")
+        for metric in _metrics_for(run):
+            parts.append(f"#### {set_name}: {metric.label} by category\n")
+            parts.append(_md_table(["category (n)", *names], category_rows(run, set_name, metric)) + "\n")
+    if run.skipped:
+        parts.append("Skipped: " + "; ".join(run.skipped) + "\n")
+    return "\n".join(parts)
+
+
+def render_summary(run: EvalRun) -> str:
+    """One table for the README: a metric per row, a column per case set and predictor, all from the same run."""
+    names = list(run.scores)
+    sets = run.sets
+    header, cells = ["metric"], []
+    for set_name in sets:
+        n = len(_in_set(run.scores[names[0]], set_name))
+        header += [f"{set_name} ({n}): {name}" for name in names]
+        cells.append([row[2:] for row in overall_rows(run, set_name)])
+    rows = [[m.label, *(c for per_set in cells for c in per_set[i])] for i, m in enumerate(_metrics_for(run))]
+    parts = [_md_table(header, rows) + "\n"]
     if run.skipped:
         parts.append("Skipped: " + "; ".join(run.skipped) + "\n")
     return "\n".join(parts)
@@ -155,12 +174,12 @@ def render_markdown(run: EvalRun, by_category: bool = True) -> str:
 
 def write_markdown(path: Path, run: EvalRun) -> None:
     """Write the report; into a file that holds the begin/end markers on lines of their own (a README), only the
-    overall tables go between them and the rest of the file stays as it is."""
+    summary table (every set side by side) goes between them and the rest of the file stays as it is."""
     path = Path(path)
     existing = path.read_text(encoding="utf-8") if path.is_file() else ""
     between = re.compile(f"^{re.escape(MARK_BEGIN)}$.*?^{re.escape(MARK_END)}$", re.DOTALL | re.MULTILINE)
     if between.search(existing):
-        body = f"{MARK_BEGIN}\n{render_markdown(run, by_category=False)}\n{MARK_END}"
+        body = f"{MARK_BEGIN}\n{render_summary(run)}\n{MARK_END}"
         path.write_text(between.sub(lambda _: body, existing, count=1), encoding="utf-8")
         return
     path.parent.mkdir(parents=True, exist_ok=True)

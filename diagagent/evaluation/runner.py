@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from diagagent.diagnosis import Diagnosis
-from diagagent.evaluation.metrics import CaseScore, LineIndex, cited_lines, score_case
+from diagagent.evaluation.metrics import CaseScore, LineIndex, evidence_lines, score_case
 from diagagent.evaluation.predictors import Prediction, Predictor
 from diagagent.telemetry import Bundle, BundleError
 
@@ -75,7 +75,7 @@ def score_bundle(case: EvalCase, bundle: Bundle, predictors: dict[str, Predictor
     runs = {name: timed_predict(predictor, bundle) for name, predictor in predictors.items()}
     refs = [(r.file, r.line) for r in truth.indicating_lines or []]
     for prediction, _, _ in runs.values():
-        refs += cited_lines(prediction.diagnosis)
+        refs += evidence_lines(prediction.diagnosis)
     index = LineIndex.from_bundle(bundle, refs)
     out = {}
     for name, (prediction, seconds, error) in runs.items():

@@ -17,12 +17,12 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from diagagent.config import Settings
-from diagagent.diagnosis import SchemaMatch
+from diagagent.contract import SchemaMatch
 from diagagent.schemata.matching import TemplateIndex, mask_line
 from diagagent.schemata.model import FailureSchema, read_schemata_dir, upgraded, write_schemata_dir
 
 if TYPE_CHECKING:
-    from diagagent.diagnosis import Diagnosis
+    from diagagent.contract import Diagnosis
 
 SEED_FINGERPRINT_KEY = "seed_fingerprint"
 FORMAT_VERSION = 1

@@ -9,7 +9,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
-from diagagent.diagnosis import Diagnosis
+from diagagent.contract import Diagnosis
 from diagagent.schemata.matching import mask_line, template_regex
 from diagagent.schemata.model import (
     MAX_COUNTER_EXAMPLES,

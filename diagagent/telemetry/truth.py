@@ -9,14 +9,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Category = Literal["hardware", "network", "infrastructure", "framework", "user_code", "data"]
-Stage = Literal["init", "training", "checkpoint", "eval", "shutdown"]
-ActionKind = Literal["evict", "restart", "rollback", "none"]
+from diagagent.contract import ActionKind, Category, Stage
+
+__all__ = ["ActionKind", "Category", "LineRef", "Stage", "Truth", "TruthAction"]
 
 
 class LineRef(BaseModel):
+    """A line of the bundle. In truth.json, `role` says whether it shows the cause (scored as failure-indicating) or
+    is context (the last activity before a hang), and real cases keep the line's `text` to check it verbatim."""
+
     file: str
     line: int = Field(ge=1)
+    role: Literal["cause", "context"] = "cause"
+    text: str | None = None
 
 
 class TruthAction(BaseModel):
@@ -28,7 +33,14 @@ class TruthAction(BaseModel):
 
 
 class Truth(BaseModel):
+    """What really happened. Real cases (evals/real) add where it comes from and how sure the annotation is."""
+
     model_config = ConfigDict(extra="allow")
+    source: str | None = None
+    framework: str | None = None
+    confidence: Literal["high", "medium", "low"] | None = None
+    note: str | None = None
+    faulty_ranks: list[int] | None = None
     fault: str | None = None
     category: Category | None = None
     root_cause: str | None = None

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from diagagent.diagnosis import Diagnosis
-from diagagent.diagnosis.models import ActionProposal, Evidence
+from diagagent.contract import ActionProposal, Evidence
 from diagagent.telemetry import Bundle, Job
 
 if TYPE_CHECKING:

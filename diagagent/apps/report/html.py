@@ -28,7 +28,7 @@ from diagagent.apps.report.content import (
 )
 from diagagent.apps.report.figures import Picture
 from diagagent.diagnosis import Diagnosis
-from diagagent.diagnosis.models import Evidence
+from diagagent.contract import Evidence
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 CSS = """

@@ -28,7 +28,7 @@ from diagagent.apps.report.content import (
     where,
 )
 from diagagent.diagnosis import Diagnosis
-from diagagent.diagnosis.models import Evidence
+from diagagent.contract import Evidence
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 _LEADING = re.compile(r"^([+\-=>]|\d+[.)])")

@@ -1,6 +1,5 @@
-"""The output contract: `Evidence`, `Diagnosis` and `ActionProposal`, the shapes every app and the eval read.
-
-Field names match `truth.json` where they mean the same thing (category, fault, faulty_nodes, stage, ...).
+"""The output contract: `Evidence`, `Diagnosis`, `NodeScore`, `SchemaMatch` and `ActionProposal`, the shapes
+every layer reads. It imports nothing of diagagent's, so schemata and actions sit below the diagnosis logic.
 """
 
 from __future__ import annotations
@@ -9,7 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from diagagent.telemetry.truth import ActionKind, Category, Stage
+Category = Literal["hardware", "network", "infrastructure", "framework", "user_code", "data"]
+Stage = Literal["init", "training", "checkpoint", "eval", "shutdown"]
+ActionKind = Literal["evict", "restart", "rollback", "none"]
 
 EvidenceKind = Literal["log", "flow", "stack", "probe", "schema", "metric"]
 # cause: indicates what broke (scored against truth.json indicating_lines); symptom: what followed from it
