@@ -23,7 +23,7 @@ from diagagent.config import Settings
 try:
     from diagagent.diagnosis import Diagnosis, Evidence, NodeScore
 except ImportError:  # the output models moved into a package
-    from diagagent.diagnosis.models import Diagnosis, Evidence, NodeScore  # type: ignore[no-redef]
+    from diagagent.contract import Diagnosis, Evidence, NodeScore  # type: ignore[no-redef]
 from diagagent.evaluation.metrics import LineIndex, cited_lines, score_case, score_events
 from diagagent.evaluation.suites import Suite, SuiteCase, SuiteError, ensure_suite, find_suite, load_suite
 from diagagent.telemetry import Bundle
