@@ -32,7 +32,7 @@ from tests.conftest import JOB_YAML
 CASES_DIR = Path(__file__).resolve().parents[1] / "evals" / "cases"
 TOP_KEYS = ["cases", "category_accuracy", "fault_accuracy", "nodes", "events", "stage_accuracy",
             "iteration_accuracy", "iteration_within_1", "action_accuracy", "seconds_per_case", "no_evidence",
-            "per_case"]
+            "calibration", "per_case"]
 
 
 def _line(host: str, ts: float | None, text: str) -> IndexedLine:
@@ -436,3 +436,27 @@ def test_no_evidence_counts_cases_that_cite_nothing(tmp_path: Path) -> None:
         no_truth_lines = score_case(Diagnosis(job_id="h"), Truth(indicating_lines=[]), bundle, case="none")
     assert (silent.no_evidence, cited.no_evidence, no_truth_lines.no_evidence) == (True, False, None)
     assert aggregate([silent, cited, no_truth_lines]).no_evidence == 1
+
+
+def test_calibration_bins_ece_and_confident_accuracy_hand_computed() -> None:
+    from diagagent.evaluation.metrics import calibration
+
+    scores = [CaseScore(case="a", confidence=0.9, correct=True), CaseScore(case="b", confidence=0.85, correct=False),
+              CaseScore(case="c", confidence=0.1, correct=False), CaseScore(case="d", confidence=0.5, correct=None)]
+    cal = calibration(scores)
+    # judged: a, b, c. bin [.8, 1]: conf .875, acc .5, gap .375, weight 2/3; bin [0, .2): conf .1, acc 0, weight 1/3
+    assert cal.cases == 3 and cal.ece == pytest.approx(2 / 3 * 0.375 + 1 / 3 * 0.1, abs=1e-4)
+    assert (cal.high_confidence_cases, cal.high_confidence_accuracy) == (2, 0.5)
+    assert [b.cases for b in cal.bins] == [1, 0, 0, 0, 2]
+    assert calibration([CaseScore(case="x", confidence=None, correct=True)]).ece is None
+
+
+def test_a_diagnosis_is_right_by_fault_else_category() -> None:
+    from diagagent.evaluation.metrics import diagnosis_correct
+
+    said = Diagnosis(job_id="j", category="network", fault="nic_down")
+    assert diagnosis_correct(said, Truth(fault="nic_down", category="network")) is True
+    assert diagnosis_correct(said, Truth(fault="ib_link_flap", category="network")) is False
+    assert diagnosis_correct(said, Truth(category="network")) is True
+    assert diagnosis_correct(Diagnosis(job_id="j"), Truth(category="network")) is False  # unsure is not right
+    assert diagnosis_correct(said, Truth()) is None

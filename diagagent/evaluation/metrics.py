@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 LineKey = tuple[str, int]  # (file relative to the bundle root, 1-based line)
 
+CALIBRATION_BINS = 5  # reliability bins of stated confidence: [0, .2), [.2, .4), ... [.8, 1]
+HIGH_CONFIDENCE = 0.8  # diagnoses stated at this or more must be right at least 9 times in 10
 SAME_EVENT_SECONDS = 1.0  # two lines of one template on one host less than this apart are one event
 TOP_K = (1, 3, 5)
 RECALL_AT = 5
@@ -80,6 +82,27 @@ class CaseScore(MetricScores, CaseHead):
     tokens_out: int | None = None
     error: str | None = None  # the predictor raised: scored as an empty diagnosis
     no_evidence: bool | None = None  # cited nothing although the truth has indicating lines (None: truth has none)
+    confidence: float | None = None  # what the diagnosis stated
+    correct: bool | None = None  # its fault (else its category) is the truth's; None when the truth names neither
+
+
+class ReliabilityBin(BaseModel):
+    low: float
+    high: float
+    cases: int
+    confidence: float | None = None  # mean stated confidence in the bin
+    accuracy: float | None = None  # share of its diagnoses that were right
+
+
+class Calibration(BaseModel):
+    """Stated confidence against accuracy over the cases whose truth decides right or wrong: expected calibration
+    error (the case-weighted gap between confidence and accuracy per bin) and the accuracy of confident answers."""
+
+    cases: int = 0
+    ece: float | None = None
+    high_confidence_cases: int = 0
+    high_confidence_accuracy: float | None = None
+    bins: list[ReliabilityBin] = Field(default_factory=list)
 
 
 class LlmUsage(BaseModel):
@@ -97,6 +120,7 @@ class Report(MetricScores, ReportHead):
 
     seconds_per_case: float | None = None
     no_evidence: int = 0  # a count, not a mean: cases that cite nothing although the truth has indicating lines
+    calibration: Calibration = Field(default_factory=Calibration)
     llm: LlmUsage | None = None  # only for an agent that reports LLM usage
     per_case: list[CaseScore] = Field(default_factory=list)
 
@@ -301,6 +325,37 @@ def _hit(predicted: object, truth: object) -> float | None:
     return None if truth is None else float(predicted == truth)
 
 
+def diagnosis_correct(diagnosis: Diagnosis, truth: Truth) -> bool | None:
+    """Right or wrong as a whole: the fault where the truth names one, else the category; None where it names
+    neither. An answer of "unknown" is wrong where the truth knows: its confidence should say it is unsure."""
+    if truth.fault is not None:
+        return diagnosis.fault == truth.fault
+    if truth.category is not None:
+        return diagnosis.category == truth.category
+    return None
+
+
+def calibration(scores: Sequence[CaseScore], bins: int = CALIBRATION_BINS) -> Calibration:
+    judged = [(s.confidence, s.correct) for s in scores if s.confidence is not None and s.correct is not None]
+    if not judged:
+        return Calibration()
+    out, ece = [], 0.0
+    for i in range(bins):
+        low, high = i / bins, (i + 1) / bins
+        inside = [(c, ok) for c, ok in judged if low <= c < high or (i == bins - 1 and c == 1.0)]
+        if not inside:
+            out.append(ReliabilityBin(low=low, high=high, cases=0))
+            continue
+        conf = sum(c for c, _ in inside) / len(inside)
+        acc = sum(ok for _, ok in inside) / len(inside)
+        ece += len(inside) / len(judged) * abs(conf - acc)
+        out.append(ReliabilityBin(low=low, high=high, cases=len(inside), confidence=round(conf, 4),
+                                  accuracy=round(acc, 4)))
+    confident = [ok for c, ok in judged if c >= HIGH_CONFIDENCE]
+    return Calibration(cases=len(judged), ece=round(ece, 4), high_confidence_cases=len(confident),
+                       high_confidence_accuracy=sum(confident) / len(confident) if confident else None, bins=out)
+
+
 def score_case(diagnosis: Diagnosis, truth: Truth, source: Bundle | LineIndex, case: str = "") -> CaseScore:
     """Score one diagnosis against its truth. `source` is the case's bundle or a LineIndex already read from it."""
     indicated = None if truth.indicating_lines is None else [(r.file, r.line) for r in truth.indicating_lines]
@@ -324,6 +379,7 @@ def score_case(diagnosis: Diagnosis, truth: Truth, source: Bundle | LineIndex, c
         iteration_accuracy=iteration_hit, iteration_within_1=iteration_near,
         action_accuracy=score_actions(diagnosis.proposals, truth.actions, index.job),
         no_evidence=not cited if indicated else None,
+        confidence=diagnosis.confidence, correct=diagnosis_correct(diagnosis, truth),
     )
 
 
@@ -348,7 +404,7 @@ def aggregate(scores: Sequence[CaseScore]) -> Report:
     means = {name: _mean(getattr(s, name) for s in scores)
              for name in MetricScores.model_fields if name not in ("nodes", "events")}
     return Report(cases=len(scores), nodes=_mean_model(NodeScores, [s.nodes for s in scores]),
-                  no_evidence=sum(bool(s.no_evidence) for s in scores),
+                  no_evidence=sum(bool(s.no_evidence) for s in scores), calibration=calibration(scores),
                   events=_mean_model(EventScores, [s.events for s in scores]),
                   seconds_per_case=statistics.median(seconds) if seconds else None, llm=llm, per_case=list(scores),
                   **means)

@@ -37,6 +37,8 @@ METRICS = [
     Metric("iteration_within_1", ("iteration_within_1",), ("iteration_within_1",)),
     Metric("action_accuracy", ("action_accuracy",), ("action_accuracy",)),
     Metric("no_evidence", ("no_evidence",), ("no_evidence",)),
+    Metric("calibration.ece", ("calibration", "ece"), ("correct",)),
+    Metric("calibration.accuracy_at_0.8", ("calibration", "high_confidence_accuracy"), ("correct",)),
     Metric("seconds_per_case", ("seconds_per_case",), ("seconds",)),
 ]
 LLM_METRICS = [Metric(f"llm.{k}", ("llm", k), (k,)) for k in ("llm_calls", "tokens_in", "tokens_out")]
@@ -112,6 +114,15 @@ def category_rows(run: EvalRun, set_name: str, metric: Metric) -> list[list[str]
     return rows
 
 
+def reliability_rows(report: Report) -> list[list[str]]:
+    """One row per confidence bin: its range, its cases, their mean stated confidence and their accuracy."""
+    def cell(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f}"
+
+    return [[f"{b.low:.1f}-{b.high:.1f}", str(b.cases), cell(b.confidence), cell(b.accuracy)]
+            for b in report.calibration.bins]
+
+
 def render_terminal(run: EvalRun, console: Console) -> None:
     names = list(run.scores)
     for set_name in run.sets:
@@ -148,6 +159,9 @@ def render_markdown(run: EvalRun) -> str:
         cases = len(_in_set(run.scores[names[0]], set_name))
         parts.append(f"### {set_name} ({cases} cases)\n")
         parts.append(_md_table(["metric", "n", *names], overall_rows(run, set_name)) + "\n")
+        parts.append(f"#### {set_name}: reliability of {names[0]}'s stated confidence\n")
+        parts.append(_md_table(["confidence", "cases", "mean confidence", "accuracy"],
+                               reliability_rows(aggregate(_in_set(run.scores[names[0]], set_name)))) + "\n")
         for metric in _metrics_for(run):
             parts.append(f"#### {set_name}: {metric.label} by category\n")
             parts.append(_md_table(["category (n)", *names], category_rows(run, set_name, metric)) + "\n")
