@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from diagagent.analysis.logparse import LEVEL_RANK, Level, is_cascade, stage_of_frames
+from diagagent.analysis.logparse import LEVEL_RANK, Level, is_cascade, stage_of_frames, stage_of_words
 from diagagent.analysis.logscan import FileSummary, LogScan, MetricEvent, Occurrence, Template, scan_bundle
 from diagagent.analysis.templates import (
     K_CARET,
@@ -57,6 +57,7 @@ class LogEvent(BaseModel):
     ranks: list[int] = Field(default_factory=list)
     first: LogLocation  # on the root node when it shows this event, else the earliest occurrence
     also: list[LogLocation] = Field(default_factory=list)  # a cause's first line in the root node's other files
+    raised_at: LogLocation | None = None  # an exception's raising frame (`File "...", line N, in f`), user code first
     level: Level | None = None
     score: float
     why: str
@@ -83,6 +84,10 @@ class MetricAnomaly(BaseModel):
 
 class LogFindings(BaseModel):
     events: list[LogEvent]  # ranked: causes first, then symptoms, then context
+    # the last activity: the last progress line of the main log, and the last line the job printed (what a hang's
+    # only tell often is)
+    last_progress: LogLocation | None = None
+    last_line: LogLocation | None = None
     nodes: list[NodeSuspect]  # ranked
     stage: StageName | None
     last_good_iteration: int | None
@@ -214,10 +219,23 @@ def _stage_at(scan: LogScan, occ: Occurrence | None, tl: _Timeline) -> StageName
             return max(at_time)[2]  # type: ignore[return-value]
     if occ is not None and own is not None and own.transitions:
         return occ.stage  # type: ignore[return-value]
-    if tl.last_iteration is None:
-        return "init"
+    if tl.last_iteration is None:  # no iteration logged: init only when the words around the failure say so
+        return _stage_of_words_around(scan, occ)
     ends = [f.stage for f in scan.files if f.transitions]
     return Counter(ends).most_common(1)[0][0] if ends else "training"  # type: ignore[return-value]
+
+
+def _stage_of_words_around(scan: LogScan, occ: Occurrence | None) -> StageName | None:
+    """A job that logged no iteration: what the cited line's raising frame and words, else the nearest lines before
+    it in its file (then after it: a process table, reversed frames), say it was doing; None when nothing does."""
+    if occ is None:
+        return None
+    texts = [occ.raised_at[1]] if occ.raised_at is not None else []
+    texts.append(occ.text)
+    around = sorted((o.line > occ.line, abs(o.line - occ.line), o.text) for per_host in scan.first.values()
+                    for o in per_host.values() if o.file == occ.file and o.line != occ.line)
+    texts += [text for _, _, text in around]
+    return next((stage for stage in map(stage_of_words, texts) if stage), None)  # type: ignore[return-value]
 
 
 # --- events: what kind of line each template is, and how strongly it indicates a failure -------------------------
@@ -552,11 +570,35 @@ def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) ->
         if c.role == "cause" and c.score < 0.4 * top:
             c.role = "context"
             c.why.append("much weaker than the main cause")
+    if not roots and not any(c.role == "cause" for c in cands):
+        _only_the_cascade(cands)
     cause_ids = {c.t.id for c in cands if c.role == "cause" and c.t.exception and c.kind == "primary"}
     for c in cands:
         if c.t.details & cause_ids and (not roots or roots & set(c.per_host)):
             c.role = "cause"
             c.why.append("details the exception")
+
+
+ONLY_CASCADE_CAUSES = 3
+# torchrun's failure summary around the lines that matter (exitcode, `traceback : Signal 9 (SIGKILL)`): its header,
+# its empty exception line, and its placeholders say nothing of their own (torch.distributed.elastic's documented
+# ChildFailedError output)
+_LAUNCHER_BOILERPLATE = re.compile(r"ChildFailedError:?\s*$|^[\w./-]+ FAILED$|first observed failure|"
+                                   r"^\s*error_file\s*:|<NO_OTHER_FAILURES>|^\s*Failures:\s*$")
+
+
+def _only_the_cascade(cands: list[_Candidate]) -> None:
+    """No error of its own anywhere and no node that stands out (a silent one would be the root): the timeouts, lost
+    peers and kills are all the log says about the failure (a partial paste, one rank's log, a hang), so its
+    strongest lines are what to cite. Seen in dev:openrlhf-624 (only
+    the watchdog's collective timeout) and dev:trl-3408 (only the TCPStore client's connect timeout)."""
+    cascade = sorted((c for c in cands if c.role == "symptom" and c.kind == "cascade"
+                      and c.t.level >= LEVEL_RANK["warning"] and not _LAUNCHER_BOILERPLATE.search(c.t.text)),
+                     key=lambda c: -c.score)
+    for c in cascade[:ONLY_CASCADE_CAUSES]:
+        c.role = "cause"
+        c.score /= 0.3
+        c.why.append("no root error anywhere: the failure as the log shows it")
 
 
 def _first_of_runs(causes: list[_Candidate], roots: set[str]) -> None:
@@ -656,10 +698,29 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     if scan.lines_not_utf8:
         notes.append(f"{scan.lines_not_utf8} cited line(s) hold bytes that are not UTF-8")
     notes.extend(scan.issues[:20])
+    last_progress, last_line = _last_activity(scan.files)
     return LogFindings(events=events, nodes=nodes, stage=stage, last_good_iteration=last_good,
+                       last_progress=last_progress, last_line=last_line,
                        first_abnormal_iteration=first_abnormal, slow_from_iteration=tl.slow_from,
                        metric_anomalies=anomalies, lines_read=scan.lines_read, lines_skipped=scan.lines_skipped,
                        templates=len(scan.templates), hosts_with_logs=hosts_total, notes=notes)
+
+
+def _last_activity(files: list[FileSummary]) -> tuple[LogLocation | None, LogLocation | None]:
+    """The newest progress line of any file, and the last line of the file that printed last (by its last time,
+    else the longest file: the main log)."""
+    progress = [f for f in files if f.last_iteration_text]
+    last_progress = None
+    if progress:
+        f = max(progress, key=lambda f: (f.last_iteration_ts or -math.inf, f.last_iteration or 0, f.lines))
+        last_progress = LogLocation(file=f.file, line=f.last_iteration_line, host=f.host, rank=f.rank,
+                                    ts=f.last_iteration_ts, text=f.last_iteration_text)
+    printed = [f for f in files if f.last_text]
+    last_line = None
+    if printed:
+        f = max(printed, key=lambda f: (f.last_ts or -math.inf, f.lines))
+        last_line = LogLocation(file=f.file, line=f.last_line, host=f.host, rank=f.rank, text=f.last_text)
+    return last_progress, last_line
 
 
 def _location(occ: Occurrence, host: str | None) -> LogLocation:
@@ -698,8 +759,13 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
                 also = [_location(o, host) for o in others]
             if set(c.per_host) <= roots and len(c.per_host) <= 4:  # and on the other root nodes
                 also += [_location(c.per_host[h], h) for h in c.hosts if h != host]
+        raised_at = None
+        if occ.raised_at is not None:
+            raised_at = LogLocation(file=occ.file, line=occ.raised_at[0], host=host, rank=occ.rank,
+                                    text=occ.raised_at[1])
         out.append(LogEvent(id=c.t.id, template=c.t.text, count=c.t.count, hosts=hosts[:32],
                             host_count=len(c.per_host), ranks=ranks[:64], first=_location(occ, host), also=also,
+                            raised_at=raised_at,
                             level=_LEVELS[c.t.level] if c.t.level >= 0 else None, score=round(c.score, 4),
                             why="; ".join(c.why), role=c.role, stage=occ.stage,  # type: ignore[arg-type]
                             normal_share=c.normal_share))

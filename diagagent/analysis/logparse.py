@@ -74,7 +74,7 @@ _FRAME = re.compile(r'^(?:File "[^"]*", line \d+|frame #\d+:|#\d+ +0x[0-9a-f]+ i
 _CARET = re.compile(r"^[~^ ]*\^[~^ ]*$")
 _TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):|Stack trace:|Exception raised from |"
                         r"During handling of the above exception|The above exception was the direct cause)")
-_FATAL_WORDS = re.compile(r"\b(?:fatal|panic|core dumped|segmentation fault|sigsegv|sigabrt|sigbus|"
+_FATAL_WORDS = re.compile(r"\b(?:fatal|panic|core dumped|segmentation fault|segfault|sigsegv|sigabrt|sigbus|"
                           r"unrecoverable|kernel bug|oops)\b", re.IGNORECASE)
 _ERROR_WORDS = re.compile(
     r"\b(?:errors?|err|errno|exceptions?|fail(?:ed|ure|s|ing)?|abort(?:ed|ing)?|killed|oom|out of memory|timed? ?out|timeout|"
@@ -142,8 +142,10 @@ _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
 
 # --- metrics on progress lines -----------------------------------------------------------------------------
 _NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf(?:inity)?)"
-_LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\bloss)\b['\"]?\s*(?:value)?\s*[:=]\s*['\"]?"
-                   + _NUM, re.IGNORECASE)
+# "loss: 2.1", "lm loss: 2.1E+00", {'loss': 2.1}; nanoGPT's "iter 3010: loss nan, time ..." (dev:nanogpt-215) and
+# BigDL's "Loss is Infinity." (dev:ipex-llm-1486) name the value without a colon
+_LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\bloss)\b['\"]?\s*(?:value)?\s*(?:[:=]|\bis\b)?\s*['\"]?"
+                   + _NUM + r"(?!\w)", re.IGNORECASE)
 _GRAD_NORM = re.compile(r"\bgrad[ _]?norm\b['\"]?\s*[:=]\s*['\"]?" + _NUM, re.IGNORECASE)
 _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? time \((m?s)\)|train_step_timing in s|"
                         r"step[ _]time(?: \((m?s)\))?|time/iteration|time per step)\s*[:=]?\s*([\d.]+)", re.IGNORECASE)
@@ -294,6 +296,41 @@ def stage_of_frames(functions: list[str]) -> str | None:
 
 
 _RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_loop)$")
+
+# What a line's words say the job was doing, for logs without iteration lines or a traceback's frames (a partial
+# paste, a Ray actor's output). Checkpoint and eval first: they happen inside training. Written for the phrasing of
+# dev:verl-2950 (ray::WorkerDict.actor_rollout_generate_sequences), dev:noisyrollout-7 (vllm sleep mode between
+# rollouts), dev:simplerl-reason-19 (torch.save's PytorchStreamWriter), and the documented output of torch.distributed
+# (init_process_group), transformers (Loading checkpoint shards, from_pretrained) and tqdm.
+_STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
+    ("checkpoint", re.compile(r"(?i)sav(?:e|ing)[_ ](?:the )?(?:model[_ ])?(?:checkpoint|ckpt|state|pretrained)|"
+                              r"save_checkpoint|torch\.save\b|checkpoint.{0,20}sav(?:e|ing)|write.{0,30}checkpoint|"
+                              r"PytorchStreamWriter|save_pretrained|save_model\b")),
+    ("eval", re.compile(r"(?i)\bevaluat(?:e|ion|ing)\b|\bvalidation\b|\beval(?:_step|_loop)?\b|_validate\b|\bval_\w+")),
+    ("training", re.compile(r"(?i)\btrain(?:ing|er|_step|_batch|_loop)?\b|fit_loop|optimizer\.step|\bbackward\b|"
+                            r"rollout|generate_sequences|log_probs?\b|compute_(?:log_prob|ref|values|advantage)|"
+                            r"update_(?:actor|policy|critic|weights?)|sleep mode|wake up|\bepoch\b|\bppo\b|\bgrpo\b|"
+                            r"\bloss\b|tokens?/s|samples?/s|Skipping step|OVERFLOW!|autocast|"
+                            # ProcessGroupNCCL's timeout names the collective's sequence number: past the few of
+                            # setup, the job was training (dev:basicsr-737, WorkNCCL(SeqNum=808, OpType=ALLREDUCE))
+                            r"WorkNCCL\(SeqNum=\d{3,}")),
+    ("init", re.compile(r"(?i)from_pretrained|load_state_dict|Loading checkpoint shards|init_process_group|"
+                        r"initializ(?:e|ing)|\bimport\b|ModuleNotFoundError|ImportError|build(?:ing)?[_ ]model|"
+                        r"rendezvous|TCPStore|\bsetup\b|Downloading|loading (?:the )?(?:model|weights|dataset)|"
+                        # NCCL's communicator setup (ncclCommInitRank ... Init COMPLETE, dev:deepspeed-2931), the
+                        # first collectives (WorkNCCL(SeqNum=1, dev:vllm-1846)), datasets being built
+                        # (dev:open-sora-663 'Building dataset...')
+                        r"ncclCommInitRank|Init COMPLETE|NCCL INFO Bootstrap|Connected all (?:rings|trees)|"
+                        r"WorkNCCL\(SeqNum=\d\b|Building (?:the )?(?:train(?:ing)? )?dataset")),
+]
+
+
+def stage_of_words(text: str) -> str | None:
+    """The stage a line's words name (checkpoint, eval, training, init), or None."""
+    for stage, pattern in _STAGE_OF_WORDS:
+        if pattern.search(text):
+            return stage
+    return None
 
 
 # Megatron's StragglerDetector report: the fastest and slowest rank's round-trip time per iteration (and their power,

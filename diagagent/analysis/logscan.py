@@ -83,6 +83,8 @@ class Occurrence:
     ts_next: float | None = None  # without a time of its own: the time of the next line that prints one
     after_progress: bool = False  # after the file's last progress line (set when the file ends)
     frames: tuple[str, ...] = ()  # an exception line: the functions of the traceback it ends, outermost first
+    raised_at: tuple[int, str] | None = None  # an exception line: the frame that raised it (line, text), user code
+    # first (the innermost frame outside site-packages), else the innermost
 
 
 @dataclass(slots=True)
@@ -121,6 +123,9 @@ class FileSummary:
     slow_from: int | None = None  # the first iteration of a lasting slowdown
     slow_ratio: float | None = None
     median_step_s: float | None = None
+    last_iteration_text: str = ""  # the last progress line: the last activity before a hang or a kill
+    last_line: int = 0  # the file's last line that is not blank, and its text
+    last_text: str = ""
 
 
 @dataclass(slots=True)
@@ -299,6 +304,18 @@ def _ts_of(texts: list[bytes], year: int | None) -> float | None:
     return None
 
 
+_LIBRARY_PATH = re.compile(r"site-packages|dist-packages|/lib/python\d|<frozen |/usr/lib/")
+
+
+def raising_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
+    """The frame an SRE cites beside the exception: the innermost one in the job's own code (not an installed
+    package), else the innermost. Python's traceback prints `File "<path>", line N, in <function>`, outermost first."""
+    for frame in reversed(frames):
+        if not _LIBRARY_PATH.search(frame[1]):
+            return frame
+    return frames[-1] if frames else None
+
+
 class _FileReader:
     """Reads one log file into a host's counts, first occurrences and the file's summary."""
 
@@ -318,7 +335,9 @@ class _FileReader:
         self.exception_mid = -1  # the exception line (or error line) whose message the next lines may continue
         self.after_traceback = False  # that line ended a traceback (not an error line with a header)
         self.frames: list[str] = []  # the functions of the traceback being read
+        self.frame_lines: list[tuple[int, str]] = []  # its `File "...", line N` lines (line number, text)
         self.exception_frames: tuple[str, ...] = ()  # those of the last traceback, once its exception line came
+        self.raised_at: tuple[int, str] | None = None  # the frame that raised the last traceback's exception
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -379,8 +398,10 @@ class _FileReader:
                     lines.append(tail[:MAX_LINE_BYTES])
                     tail, cutting, cut = b"", True, cut + 1
                 lineno = self._lines(lines, lineno, shapes, kinds, (table, hex_table), host_scan)
+                self._last_line(lines, lineno)
             if tail:
                 lineno = self._lines([tail], lineno, shapes, kinds, (table, hex_table), host_scan)
+                self._last_line([tail], lineno)
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
             part.issues.append(f"{self.lf.file}:{lineno + 1}: read stopped here ({exc}); {lineno} lines read")
         if cut:
@@ -459,7 +480,8 @@ class _FileReader:
         ts, exact = self.time_near(lineno)
         occ = Occurrence(file=self.lf.file, line=lineno, rank=self.rank_of(raw), text=text, ts=ts, ts_exact=exact,
                          stage=self.summary.stage, iteration=self.summary.last_iteration,
-                         frames=self.exception_frames if mid == self.exception_mid and self.after_traceback else ())
+                         frames=self.exception_frames if mid == self.exception_mid and self.after_traceback else (),
+                         raised_at=self.raised_at if mid == self.exception_mid and self.after_traceback else None)
         if not exact and len(self.pending) < 10_000:
             self.pending.append(occ)
         return occ
@@ -479,12 +501,14 @@ class _FileReader:
             self._marker(MARKERS[marker], raw, lineno)
         if kind & K_TRACEBACK:
             self.tb = 1
-            self.frames = []
+            self.frames, self.frame_lines = [], []
         elif kind & K_FRAME:
             self.tb = 2
-            function = frame_function(split_header(_text(raw)).message)
+            text = _text(raw)
+            function = frame_function(split_header(text).message)
             if function is not None and len(self.frames) < 64:
                 self.frames.append(function)
+                self.frame_lines.append((lineno, text))
         elif kind & K_CARET:
             return
         elif self.tb == 4 and self.after_traceback and kind & K_EXCEPTION and not kind & K_HEADER:
@@ -501,6 +525,7 @@ class _FileReader:
             self.part.exception_lines.add(mid)
             self.tb, self.exception_mid, self.after_traceback = 4, mid, True
             self.exception_frames, self.frames = tuple(self.frames), []
+            self.raised_at, self.frame_lines = raising_frame(self.frame_lines), []
         elif kind & K_ERROR_HEAD:  # what follows an error line without a header of its own continues its message
             self.tb, self.exception_mid, self.after_traceback = 4, mid, False
         else:
@@ -540,13 +565,21 @@ class _FileReader:
             return read_progress(raw[:CITE_CHARS].decode("utf-8", errors="replace"))
         return read_progress_with(layout, raw)
 
+    def _last_line(self, lines: list[bytes], lineno: int) -> None:
+        """Keep the block's last line that is not blank (`lineno` is the number of the block's last line)."""
+        for back in range(len(lines) - 1, max(len(lines) - 64, -1), -1):
+            if lines[back].strip():
+                self.summary.last_line, self.summary.last_text = lineno - (len(lines) - 1 - back), _text(lines[back])
+                return
+
     def _finish(self, lineno: int) -> None:
         summary = self.summary
         summary.last_ts = _ts_of([self.last_timed[1]], self.year) if self.last_timed[1] else None
         steps = self.progress.all_steps
         summary.median_step_s = statistics.median(steps) if steps else None
         if self.progress.last_raw:
-            summary.last_iteration_ts = parse_timestamp(_text(self.progress.last_raw), self.year)
+            summary.last_iteration_text = _text(self.progress.last_raw)
+            summary.last_iteration_ts = parse_timestamp(summary.last_iteration_text, self.year)
         self.part.files.append(summary)
 
 
