@@ -64,6 +64,15 @@ class ActionProposal(BaseModel):
     warnings: list[str] = Field(default_factory=list)  # policy notes: over the spares, ...
 
 
+class Candidate(BaseModel):
+    """A fault the evidence points to, with how strongly (the differential's score) and why."""
+
+    fault: str
+    category: Category | None = None
+    score: float = 0.0
+    why: str = ""
+
+
 class Diagnosis(BaseModel):
     job_id: str
     status: str | None = None
@@ -80,6 +89,10 @@ class Diagnosis(BaseModel):
     schemata: list[SchemaMatch] = Field(default_factory=list)
     proposals: list[ActionProposal] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # what could not be checked, and how to check it
+    # the differential: the faults the evidence points to, best first; when `fault` is None (not sure), the check
+    # that tells the two best apart
+    candidates: list[Candidate] = Field(default_factory=list)
+    check: str | None = None
 
     @property
     def faulty_hosts(self) -> list[str]:

@@ -4,6 +4,7 @@ analyzers' findings and the matched schemata into one cited diagnosis with propo
 
 from diagagent.contract import (  # re-exported: the contract lives below the analyzers
     ActionProposal,
+    Candidate,
     Diagnosis,
     Evidence,
     EvidenceKind,
@@ -12,7 +13,7 @@ from diagagent.contract import (  # re-exported: the contract lives below the an
     SchemaMatch,
 )
 
-__all__ = ["ActionProposal", "Analyses", "Diagnosis", "Evidence", "EvidenceKind", "EvidenceRole", "NodeScore",
+__all__ = ["ActionProposal", "Analyses", "Candidate", "Diagnosis", "Evidence", "EvidenceKind", "EvidenceRole", "NodeScore",
            "SchemaMatch", "diagnose"]
 
 

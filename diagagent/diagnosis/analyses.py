@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from diagagent.analysis.flows import FlowFindings
     from diagagent.analysis.health import HealthFindings
     from diagagent.analysis.stacks import StackFindings
-    from diagagent.schemata import SchemaCache, SchemaHit
+    from diagagent.diagnosis.differential import SignatureBook
+    from diagagent.schemata import FailureSchema, SchemaCache, SchemaHit
 
 ProgressSink = Callable[[dict[str, Any]], None]
 T = TypeVar("T")
@@ -40,7 +41,10 @@ class EvidenceRegistry:
              why: str = "", ts: float | None = None, score: float = 0.0) -> Evidence:
         key = (kind, file, line, host, rank) if file else (kind, host, rank, text[:160])
         if key in self._by_key:
-            return self._by_id[self._by_key[key]]
+            known = self._by_id[self._by_key[key]]
+            if role == "cause" and known.role != "cause":  # shown first as context, then found to be the cause
+                known.role, known.why = "cause", why or known.why
+            return known
         ev = Evidence(id=f"e{len(self._by_id) + 1}", kind=kind, role=role, file=file, line=line, host=host,
                       rank=rank, text=text, why=why, ts=ts, score=round(score, 4))
         self._by_id[ev.id] = ev
@@ -139,6 +143,27 @@ class Analyses:
             return SchemaCache.open(self.settings)
 
         return self._run("schemata", run)
+
+    @cached_property
+    def signatures(self) -> SignatureBook | None:
+        """knowledge/signatures.yaml; None (and a note) when it cannot be read."""
+        from diagagent.diagnosis.differential import SignatureBook
+
+        path = self.settings.content_dir("knowledge") / "signatures.yaml"
+        try:
+            return SignatureBook.load(path)
+        except ValueError as exc:
+            self.notes.append(f"no fault signatures: {exc}")
+            return None
+
+    @cached_property
+    def fault_schemata(self) -> dict[str, FailureSchema]:
+        """Each fault's schema (the seed's where there is one): its category, title and discriminating checks."""
+        cache = self.schema_cache
+        out: dict[str, FailureSchema] = {}
+        for schema in sorted(cache.list() if cache is not None else [], key=lambda s: s.origin != "seed"):
+            out.setdefault(schema.fault, schema)
+        return out
 
     def search_schemata(self, texts: list[str], k: int = 5) -> list[SchemaHit]:
         cache = self.schema_cache

@@ -1,21 +1,24 @@
 """`diagnose(bundle)`: fuse the four analyzers' findings and the matched schemata into one cited Diagnosis.
 
 Nodes are ranked by a noisy-OR of each analyzer's vote; the cause's lines come first, the cascade is a symptom;
-the fault and category come from the best-matching schema; the proposals follow docs/conventions.md.
+the fault is a differential diagnosis (signatures weighed by strength, the best schema one input among them) that
+may say "not sure"; the proposals follow docs/conventions.md.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from diagagent.config import Settings
 from diagagent.contract import Diagnosis, Evidence, NodeScore, SchemaMatch
 from diagagent.diagnosis.analyses import Analyses, ProgressSink
+from diagagent.diagnosis.differential import Decision, Hit, Line, decide, match_lines
 from diagagent.telemetry import Bundle
 
 if TYPE_CHECKING:
-    from diagagent.schemata import SchemaHit
+    from diagagent.schemata import FailureSchema, SchemaHit
 
 # How much one analyzer's vote counts toward a node being faulty (a faulty probe verdict is near-proof).
 WEIGHTS = {"health": 0.95, "logs": 0.85, "stacks": 0.8, "flows": 0.8}
@@ -69,6 +72,7 @@ class _Gathered:
     probe_causes: list[Evidence] = field(default_factory=list)
     other_causes: list[Evidence] = field(default_factory=list)  # stacks, flows: no line to cite
     symptoms: list[Evidence] = field(default_factory=list)
+    frames: list[Evidence] = field(default_factory=list)  # the frames that raised the cited exceptions
     context: list[Evidence] = field(default_factory=list)
     query: list[str] = field(default_factory=list)  # what the schema cache is searched with
 
@@ -101,6 +105,11 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         g.log_causes.append(ev)
         by_event[event.id] = ev.id
         g.query.append(loc.text)
+        frame = event.raised_at
+        if frame is not None:  # where the exception was raised: shown with it, scored as context
+            g.frames.append(a.evidence.cite("log", role="context", file=frame.file, line=frame.line,
+                                            host=frame.host, rank=frame.rank, text=frame.text,
+                                            why=f"the frame that raised '{loc.text[:60]}'", ts=loc.ts))
         for other in event.also[:MAX_SAME_ERROR]:  # the same error on a few other ranks of the root node(s)
             g.log_causes.append(a.evidence.cite("log", role="cause", file=other.file, line=other.line, host=other.host,
                                                 rank=other.rank, text=other.text, why=f"{event.why}; also here",
@@ -120,6 +129,13 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         if ev not in g.log_causes:
             g.log_causes.append(ev)
             g.query.append(f"{anomaly.kind.replace('_', ' ')}: {loc.text}")
+    # the last activity before the failure, as context: the last progress line; for a hang, also the last line
+    # the job printed (dev:nccl-85, a hung nccl-tests run whose only tell is the table header it stopped at)
+    activity = [logs.last_progress] + ([logs.last_line] if a.bundle.job.status == "hung" else [])
+    for loc in [x for x in activity if x is not None]:
+        g.context.append(a.evidence.cite("log", role="context", file=loc.file, line=loc.line, host=loc.host,
+                                         rank=loc.rank, text=loc.text, ts=loc.ts,
+                                         why="the last thing the job did before it stopped"))
     strength = 1.0 if causes else 0.35  # node ranks without any cause event are weak votes
     for node in logs.nodes[:MAX_NAMED]:
         evs = [by_event[e] for e in node.events if e in by_event]
@@ -226,7 +242,93 @@ def _symptom_phrases(a: Analyses, g: _Gathered) -> list[str]:
     return phrases
 
 
-def _named_nodes(g: _Gathered, hit: SchemaHit | None, job_hosts: set[str]) -> list[NodeScore]:
+_KERNEL_LINE = re.compile(r"\bkernel: |NVRM: |\bmlx5_core\b|\bmce: |\[Hardware Error\]")
+
+
+def _differential_lines(a: Analyses) -> list[Line]:
+    """Every line the differential weighs: each log template's first line (and its line on a few other ranks), the
+    metric anomalies, each probe signal, and the stack and flow findings in words, with the role the analyzers gave
+    each. Where the probes found faulty nodes, what other nodes' logs say is the cascade."""
+    lines: list[Line] = []
+    health = a.health
+    faulty = {n.host for n in health.nodes if n.verdict == "faulty"} if health is not None and health.present else set()
+    if a.logs is not None:
+        for event in a.logs.events:
+            for loc in (event.first, *event.also[:MAX_SAME_ERROR]):
+                role = "symptom" if faulty and loc.host not in faulty and event.role == "cause" else event.role
+                lines.append(Line(file=loc.file, line=loc.line, host=loc.host, rank=loc.rank, text=loc.text,
+                                  role=role, where="logs", device_state=bool(_KERNEL_LINE.search(loc.text))))
+        for anomaly in a.logs.metric_anomalies[:3]:
+            loc = anomaly.location
+            lines.append(Line(file=loc.file, line=loc.line, host=loc.host, text=loc.text, role="cause", where="logs"))
+    if health is not None and health.present:
+        for node in health.nodes:
+            for signal in node.signals:
+                if signal.severity in ("fatal", "error", "warning"):
+                    lines.append(Line(file=signal.file, line=signal.line, host=node.host, text=signal.text,
+                                      role="cause" if node.verdict == "faulty" else "context", where="probes",
+                                      device_state=True))
+    lines += [Line(file=None, line=None, host=None, text=t, role="cause", where="findings") for t in _findings(a)]
+    return lines
+
+
+def _findings(a: Analyses) -> list[str]:
+    """What the stacks and flows found, in the words knowledge/signatures.yaml matches (where: findings)."""
+    status = a.bundle.job.status
+    out = []
+    stacks = a.stacks
+    if stacks is not None and stacks.present:
+        out += [f"stack outlier ({status} job): ranks {c.ranks_text} in {c.top}"
+                for c in stacks.clusters if c.role == "outlier"][:2]
+    flows = a.flows
+    if flows is not None and flows.has_flows and flows.flagged:
+        out += [f"flow straggler: {s.host}" for s in flows.stragglers if s.flagged][:1]
+        out += [f"flow slow link: {x.src} -> {x.dst}" for x in flows.slow_links if x.flagged][:1]
+        if flows.silence.stopped:
+            out.append("flow silence: the job stopped sending traffic")
+    return out
+
+
+CITED_HIT_WEIGHT = 0.5  # a log line whose signature weighs this much is cited as a cause, even if L4 missed it
+MAX_PROOF_LINES = 3
+
+
+def _cite_hits(a: Analyses, g: _Gathered, hits: list[Hit], min_weight: float = CITED_HIT_WEIGHT) -> list[Evidence]:
+    """The lines that prove or point to a fault, as cause evidence, strongest first, one per signature: any line
+    that the analyzers took for a cause, and others (context, a probe line, a hint) when they are the decided
+    fault's."""
+    out: list[Evidence] = []
+    used: set[str] = set()
+    for h in hits:
+        ln = h.line
+        if ln.where == "findings" or ln.file is None or h.weight < min_weight or h.signature.id in used:
+            continue
+        if len(out) >= MAX_PROOF_LINES:
+            break
+        used.add(h.signature.id)
+        ev = a.evidence.cite("log" if ln.where == "logs" else "probe", role="cause", file=ln.file, line=ln.line,
+                             host=ln.host, rank=ln.rank, text=ln.text, why=f"{h.signature.strength} sign of {h.fault}",
+                             score=h.weight)
+        if ev not in out:
+            out.append(ev)
+        if ev not in g.log_causes and ev not in g.probe_causes:
+            (g.log_causes if ln.where == "logs" else g.probe_causes).append(ev)
+            g.query.append(ln.text)
+    return out
+
+
+def _decide(a: Analyses, hits: list[Hit], hit: SchemaHit | None) -> Decision:
+    schemata = a.fault_schemata
+    categories = {f: s.category for f, s in schemata.items()}
+    checks = {f: s.discriminating_checks[0] for f, s in schemata.items() if s.discriminating_checks}
+    book = a.signatures
+    if book is None:  # no signatures: the best schema decides, as it did before the differential
+        return Decision(fault=hit.fault if hit else None, category=hit.failure_schema.category if hit else None,
+                        confidence=0.3 if hit else 0.05, tier="schema" if hit else "none")
+    return decide(book, hits, categories, (hit.fault, hit.score) if hit else None, checks)
+
+
+def _named_nodes(g: _Gathered, schema: FailureSchema | None, job_hosts: set[str]) -> list[NodeScore]:
     """The nodes that hold the fault: the top one, and others only as strong and confirmed by a second witness.
 
     A software or data failure names no node unless a probe finds one faulty: the node is not what broke.
@@ -242,8 +344,7 @@ def _named_nodes(g: _Gathered, hit: SchemaHit | None, job_hosts: set[str]) -> li
 
     named = [ranked[0]] if top >= NAMED_FLOOR else []
     named += [(h, s) for h, s in ranked[1:] if s >= NAMED_SHARE * top and confirmed(h)]
-    if hit is not None:
-        schema = hit.failure_schema
+    if schema is not None:
         node_local = schema.category in ("hardware", "network") or (
             schema.category == "infrastructure" and schema.spatial == "one_node")
         if not node_local or schema.spatial == "all_nodes":
@@ -252,8 +353,9 @@ def _named_nodes(g: _Gathered, hit: SchemaHit | None, job_hosts: set[str]) -> li
                       evidence=g.votes.evidence.get(h, [])[:6]) for h, s in named[:MAX_NAMED]]
 
 
-def _ordered_causes(g: _Gathered, named: list[str]) -> list[Evidence]:
-    """Cause evidence, the named nodes' first: their log lines, their probe lines, then the rest."""
+def _ordered_causes(g: _Gathered, named: list[str], proof: list[Evidence]) -> list[Evidence]:
+    """Cause evidence: the lines that prove the decided fault first, then the named nodes' first: their log lines,
+    their probe lines, then the rest."""
     first = set(named[:1])
 
     def on_top(e: Evidence) -> int:
@@ -261,13 +363,26 @@ def _ordered_causes(g: _Gathered, named: list[str]) -> list[Evidence]:
 
     logs = sorted(g.log_causes, key=on_top)
     probes = sorted(g.probe_causes, key=on_top)
-    out = logs[:2] + probes[:2] + logs[2:] + probes[2:] + g.other_causes
+    out = proof + logs[:2] + probes[:2] + logs[2:] + probes[2:] + g.other_causes
     return list({e.id: e for e in out}.values())
 
 
-def _root_cause(hit: SchemaHit | None, named: list[NodeScore], causes: list[Evidence], stage: str | None,
+def _what(decision: Decision, schemata: dict[str, FailureSchema], causes: list[Evidence]) -> str:
+    def title(fault: str) -> str:
+        return schemata[fault].title if fault in schemata else fault
+
+    if decision.fault is not None:
+        return title(decision.fault)
+    names = [title(c.fault) for c in decision.candidates[:2]]
+    if len(names) == 2:
+        return f"Not sure: {names[0]}, or {names[1]}"
+    if names:
+        return f"Not sure, possibly: {names[0]}"
+    return causes[0].text[:120] if causes else ""
+
+
+def _root_cause(what: str, named: list[NodeScore], causes: list[Evidence], stage: str | None,
                 iteration: int | None) -> str:
-    what = hit.failure_schema.title if hit else (causes[0].text[:120] if causes else "")
     if not what:
         return "No failure evidence found in this bundle."
     where = ""
@@ -279,20 +394,7 @@ def _root_cause(hit: SchemaHit | None, named: list[NodeScore], causes: list[Evid
     return f"{what}{where}{when}."
 
 
-def _confidence(hit: SchemaHit | None, second: SchemaHit | None, named: list[NodeScore], g: _Gathered,
-                analyzers: int) -> float:
-    if hit is None:
-        return 0.1 if g.log_causes or g.probe_causes else 0.05
-    match = min(hit.score, 1.0)
-    margin = min(1.0, (hit.score - (second.score if second else 0.0)) / max(hit.score, 1e-9))
-    agree = len(g.votes.by_source.get(named[0].host, {})) / max(analyzers, 1) if named else 0.5
-    value = 0.45 * match + 0.3 * agree + 0.25 * margin
-    if not (g.log_causes or g.probe_causes or g.other_causes):
-        value *= 0.5
-    return round(min(max(value, 0.05), 0.99), 3)
-
-
-def _notes(a: Analyses, hits: list[SchemaHit], named: list[NodeScore]) -> list[str]:
+def _notes(a: Analyses, decision: Decision, named: list[NodeScore]) -> list[str]:
     notes = [MISSING_PART_NOTES[p] for p in a.bundle.missing]
     notes.extend(a.notes)
     for findings, attr in ((a.flows, "note"), (a.stacks, "note"), (a.health, "note")):
@@ -302,12 +404,12 @@ def _notes(a: Analyses, hits: list[SchemaHit], named: list[NodeScore]) -> list[s
     if a.logs is not None:
         said_cross_job = any("cross-job" in n for n in notes)
         notes.extend(n for n in a.logs.notes[:3] if n not in notes and not (said_cross_job and "cross-job" in n))
-    if hits and len(hits) > 1 and hits[1].score >= 0.8 * hits[0].score:
-        checks = hits[0].failure_schema.discriminating_checks
-        if checks:
-            notes.append(f"to tell {hits[0].failure_schema.title} from {hits[1].failure_schema.title}: {checks[0]}")
+    if decision.fault is None and decision.candidates:
+        names = " or ".join(c.fault for c in decision.candidates[:2])
+        notes.insert(0, f"the evidence does not single out one fault ({names})"
+                     + (f": {decision.check}" if decision.check else ""))
     health = a.health
-    if named and hits and hits[0].failure_schema.category in ("hardware", "network"):
+    if named and decision.category in ("hardware", "network"):
         top = named[0].host
         probed = health is not None and health.present and health.node(top) is not None
         if not probed:
@@ -328,30 +430,39 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     _from_health(a, g)
     _from_stacks(a, g)
     _from_flows(a, g)
+    logs = a.logs
+    stage = logs.stage if logs is not None else None
+    sig_hits = match_lines(a.signatures, _differential_lines(a), stage) if a.signatures is not None else []
+    proof = _cite_hits(a, g, [h for h in sig_hits if h.line.role == "cause"])
     query = list(dict.fromkeys(g.query + _symptom_phrases(a, g)))
     hits = a.search_schemata(query, k=5) if (g.query or a.bundle.job.status in ("hung", "slow")) else []
     hit = hits[0] if hits else None
-    named = _named_nodes(g, hit, set(bundle.job.hosts))
-    causes = _ordered_causes(g, [n.host for n in named])
-    logs = a.logs
-    stage = logs.stage if logs is not None else None
-    if stage is None and hit is not None and hit.failure_schema.temporal == ["init"]:
+    decision = _decide(a, sig_hits, hit)
+    # each fault's schema: the best match where it names that fault (its title says Xid 94, not just ECC)
+    schemata = {**a.fault_schemata, **{h.fault: h.failure_schema for h in reversed(hits)}}
+    fault_schema = schemata.get(decision.fault) if decision.fault else None
+    named = _named_nodes(g, fault_schema, set(bundle.job.hosts))
+    decided = [h for h in decision.hits if h.line.role != "symptom" or decision.tier == "weak"] if decision.fault else []
+    proof += [e for e in _cite_hits(a, g, decided, min_weight=0.0) if e not in proof]
+    proving = {(h.line.file, h.line.line) for h in decision.hits}
+    proof = sorted(proof, key=lambda e: (e.file, e.line) not in proving)  # the decided fault's lines first
+    causes = _ordered_causes(g, [n.host for n in named], proof)
+    if stage is None and fault_schema is not None and fault_schema.temporal == ["init"]:
         stage = "init"
     iteration = logs.first_abnormal_iteration if logs is not None else None
     if iteration is None and logs is not None:
         iteration = logs.slow_from_iteration
-    analyzers = sum(x is not None for x in (a.logs, a.flows, a.stacks, a.health))
+    confidence = decision.confidence if causes or decision.fault else min(decision.confidence, 0.1)
     diagnosis = Diagnosis(
         job_id=bundle.job.job_id, status=bundle.job.status,
-        category=hit.failure_schema.category if hit else None, fault=hit.fault if hit else None,
-        root_cause=_root_cause(hit, named, causes, stage, iteration),
-        confidence=_confidence(hit, hits[1] if len(hits) > 1 else None, named, g, analyzers),
-        faulty_nodes=named, stage=stage, iteration=iteration,
-        evidence=causes + g.symptoms + g.context,
+        category=decision.category, fault=decision.fault,
+        root_cause=_root_cause(_what(decision, schemata, causes), named, causes, stage, iteration),
+        confidence=confidence, faulty_nodes=named, stage=stage, iteration=iteration,
+        evidence=causes + g.frames + g.symptoms + g.context,
         schemata=[SchemaMatch(schema_id=h.id, title=h.failure_schema.title, fault=h.fault,
                               category=h.failure_schema.category, score=h.score, similarity=h.similarity,
                               template_overlap=h.template_overlap) for h in hits],
-        notes=_notes(a, hits, named))
+        notes=_notes(a, decision, named), candidates=decision.candidates, check=decision.check)
     diagnosis.proposals = propose(diagnosis, bundle.job, eviction_hosts=a.eviction_hosts(),
                                   new_code_suspected=a.new_code_suspected(diagnosis))
     return diagnosis

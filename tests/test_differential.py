@@ -1,0 +1,89 @@
+"""The differential diagnosis: signatures are data that name the real text they were written for, and the decision
+names a fault only when its evidence outweighs the runner-up's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from diagagent.diagnosis.differential import Line, SignatureBook, decide, match_lines
+from diagagent.schemata.model import read_schemata_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = SignatureBook.load(ROOT / "knowledge" / "signatures.yaml")
+SCHEMATA = read_schemata_dir(ROOT / "knowledge" / "schemata")
+CATEGORIES = {s.fault: s.category for s in SCHEMATA}
+CHECKS = {s.fault: s.discriminating_checks[0] for s in SCHEMATA if s.discriminating_checks}
+
+
+def _dev_lines(case: str) -> list[str]:
+    folder = ROOT / "evals" / "real" / "dev" / case
+    assert folder.is_dir(), f"seen_in names dev:{case}, which is not a dev case"
+    return [line for p in sorted(folder.rglob("*")) if p.is_file() and p.parent != folder
+            for line in p.read_text(encoding="utf-8", errors="replace").splitlines()]
+
+
+@pytest.mark.parametrize("sig", BOOK.signatures, ids=[s.id for s in BOOK.signatures])
+def test_each_signature_names_a_known_fault_and_the_real_text_it_was_written_for(sig) -> None:
+    assert sig.fault in CATEGORIES, f"{sig.id}: {sig.fault} has no seed schema"
+    assert sig.seen_in, f"{sig.id}: say what real text it was written for"
+    for ref in sig.seen_in:
+        assert ref.startswith(("doc: ", "dev:")), f"{sig.id}: {ref!r} is neither documented output nor a dev case"
+        if ref.startswith("doc: "):
+            continue
+        case = ref.removeprefix("dev:").strip()
+        assert any(sig.pattern.search(line) for line in _dev_lines(case)), f"{sig.id} matches no line of dev:{case}"
+
+
+def test_ids_are_unique_and_patterns_compile() -> None:
+    ids = [s.id for s in BOOK.signatures]
+    assert len(ids) == len(set(ids))
+    for s in BOOK.signatures:
+        re.compile(s.match)
+
+
+def _line(text: str, role: str = "cause", where: str = "logs") -> Line:
+    return Line(file="logs/n1/rank-0.log", line=1, host="n1", text=text, role=role, where=where)
+
+
+def test_decisive_device_state_outweighs_a_generic_cuda_error_and_the_cascade() -> None:
+    lines = [_line("RuntimeError: CUDA error: an illegal memory access was encountered"),
+             _line("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5) ran for 600000 "
+                   "milliseconds before timing out.", role="symptom"),
+             _line("[Mon Nov 20 10:00:58 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.",
+                   where="probes")]
+    decision = decide(BOOK, match_lines(BOOK, lines), CATEGORIES, None, CHECKS)
+    assert (decision.fault, decision.category, decision.tier) == ("gpu_fell_off_bus", "hardware", "decisive")
+    assert decision.confidence == BOOK.confidence["decisive"]
+    assert [c.fault for c in decision.candidates][:2] == ["gpu_fell_off_bus", "cuda_illegal_memory_access"]
+
+
+def test_a_sigkill_with_no_kernel_line_is_a_kill_of_unknown_cause_and_the_oom_killer_decides_it() -> None:
+    kill = [_line("traceback : Signal 9 (SIGKILL) received by PID 48213")]
+    alone = decide(BOOK, match_lines(BOOK, kill), CATEGORIES, ("rendezvous_timeout", 0.6), CHECKS)
+    assert alone.fault == "process_killed_unknown" and alone.tier == "strong"
+    with_dmesg = kill + [_line("Out of memory: Killed process 48213 (python) total-vm:1234kB", where="probes")]
+    assert decide(BOOK, match_lines(BOOK, with_dmesg), CATEGORIES, None, CHECKS).fault == "host_oom_killed"
+
+
+def test_weak_evidence_is_not_sure_and_says_what_would_tell() -> None:
+    lines = [_line("NCCL WARN NET/Socket : socket progress error: Connection reset by peer", role="symptom")]
+    decision = decide(BOOK, match_lines(BOOK, lines, "training"), CATEGORIES, ("deepspeed_config_error", 0.4), CHECKS)
+    assert decision.fault is None and decision.tier == "unsure"
+    assert decision.confidence == BOOK.confidence["unsure"] < BOOK.confidence["strong"]
+    # in training a peer's reset is the cascade of a peer that died; while connecting it is the network
+    assert {c.fault for c in decision.candidates} == {"nccl_watchdog_timeout", "deepspeed_config_error"}
+    at_init = decide(BOOK, match_lines(BOOK, lines, "init"), CATEGORIES, None, CHECKS)
+    assert (at_init.fault, at_init.category) == ("nccl_bootstrap_failure", "network")
+    assert decision.category is None  # the two candidates disagree on the category
+    assert decision.check
+
+
+def test_structural_findings_alone_decide_through_the_schema_and_nothing_means_none() -> None:
+    schema_only = decide(BOOK, [], CATEGORIES, ("gpu_hang", 0.8), CHECKS)
+    assert (schema_only.fault, schema_only.tier) == ("gpu_hang", "schema")
+    assert decide(BOOK, [], CATEGORIES, ("gpu_hang", 0.2), CHECKS).fault is None
+    nothing = decide(BOOK, [], CATEGORIES, None, CHECKS)
+    assert (nothing.fault, nothing.tier, nothing.candidates) == (None, "none", [])
