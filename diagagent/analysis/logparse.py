@@ -321,7 +321,9 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
                         # first collectives (WorkNCCL(SeqNum=1, dev:vllm-1846)), datasets being built
                         # (dev:open-sora-663 'Building dataset...')
                         r"ncclCommInitRank|Init COMPLETE|NCCL INFO Bootstrap|Connected all (?:rings|trees)|"
-                        r"WorkNCCL\(SeqNum=\d\b|Building (?:the )?(?:train(?:ing)? )?dataset")),
+                        r"WorkNCCL\(SeqNum=\d\b|Building (?:the )?(?:train(?:ing)? )?dataset|"
+                        # HF datasets preparing the training data (dev:llamafactory-412)
+                        r"load_dataset|_prepare_split|datasets/builder\.py")),
 ]
 
 

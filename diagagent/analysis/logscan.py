@@ -518,7 +518,10 @@ class _FileReader:
             self.part.continuation_lines.add(mid)
             if kind & K_INDENTED and self.exception_mid >= 0:
                 self.part.detail_of.setdefault(mid, set()).add(self.exception_mid)
-        elif self.tb == 2 and not kind & K_EXCEPTION:
+        elif self.tb == 2 and not kind & K_EXCEPTION and kind & K_INDENTED:
+            # Python prints a frame's source line indented; a line at the margin after a frame is the exception,
+            # whatever its class is called (pyarrow.lib.ArrowInvalid after a Cython frame with no source line,
+            # dev:llamafactory-412)
             self.part.code_lines.add(mid)
             self.tb = 3
         elif self.tb in (1, 2, 3) and (not kind & K_HEADER or kind & K_EXCEPTION):

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from diagagent.analysis.logparse import stage_of_words
 from diagagent.config import Settings
 from diagagent.contract import Diagnosis, Evidence, NodeScore, SchemaMatch
 from diagagent.diagnosis.analyses import Analyses, ProgressSink
@@ -447,6 +448,8 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     proving = {(h.line.file, h.line.line) for h in decision.hits}
     proof = sorted(proof, key=lambda e: (e.file, e.line) not in proving)  # the decided fault's lines first
     causes = _ordered_causes(g, [n.host for n in named], proof)
+    if stage is None:  # the logs' analysis found no cause of its own: what the cited lines' words say
+        stage = next((st for st in map(stage_of_words, (e.text for e in causes + g.frames)) if st), None)
     if stage is None and fault_schema is not None and fault_schema.temporal == ["init"]:
         stage = "init"
     iteration = logs.first_abnormal_iteration if logs is not None else None
