@@ -154,7 +154,7 @@ def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category]
         winner = best
     if winner is not None:
         used = [h for h in hits if h.fault == winner]
-        tier: Tier = "decisive" if top(winner) >= proof else "strong"
+        tier: Tier = "decisive" if top(winner) >= proof else "strong" if used else "schema"
         return Decision(fault=winner, category=categories.get(winner), confidence=book.confidence[tier], tier=tier,
                         candidates=candidates, hits=used)
     used = [h for h in hits if h.fault == best]
@@ -169,7 +169,6 @@ def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category]
     category, weight = max(by_category.items(), key=lambda kv: kv[1])
     if weight < CATEGORY_SHARE * sum(by_category.values()):
         category = None
-    check = checks.get(best)
     return Decision(fault=None, category=category, confidence=book.confidence["unsure"], tier="unsure",
                     candidates=candidates, hits=[h for h in hits if h.fault in {c.fault for c in candidates}],
-                    check=check)
+                    check=checks.get(best))
