@@ -590,8 +590,8 @@ _LAUNCHER_BOILERPLATE = re.compile(r"ChildFailedError:?\s*$|^[\w./-]+ FAILED$|fi
 def _only_the_cascade(cands: list[_Candidate]) -> None:
     """No error of its own anywhere and no node that stands out (a silent one would be the root): the timeouts, lost
     peers and kills are all the log says about the failure (a partial paste, one rank's log, a hang), so its
-    strongest lines are what to cite. Seen in dev:openrlhf-624 (only
-    the watchdog's collective timeout) and dev:trl-3408 (only the TCPStore client's connect timeout)."""
+    strongest lines are what to cite. Seen in dev:openrlhf-624 (only the watchdog's collective timeout) and
+    dev:trl-3408 (only the TCPStore client's connect timeout)."""
     cascade = sorted((c for c in cands if c.role == "symptom" and c.kind == "cascade"
                       and c.t.level >= LEVEL_RANK["warning"] and not _LAUNCHER_BOILERPLATE.search(c.t.text)),
                      key=lambda c: -c.score)
