@@ -90,6 +90,13 @@ def _other_parts_show_it(a: Analyses) -> bool:
                 or (health is not None and any(n.verdict == "faulty" for n in health.nodes)))
 
 
+# The launchers' one-line summary of a failed rank, as they print it: torchrun's elastic agent ("failed (exitcode: 1)
+# local_rank: 0 (pid: 51588) of binary", dev:fambench-103), DeepSpeed's launcher ("exits with return code = -9") and
+# srun ("srun: error: node-3: task 12: Exited with exit code 1").
+_LAUNCHER_SUMMARY = re.compile(r"failed \(exitcode: -?\d+\) local_rank: \d+|exits with return code = -?\d+|"
+                               r"srun: error: \S+: tasks? [\d,-]+: (?:Exited with exit code|Killed|Terminated)")
+
+
 def _from_logs(a: Analyses, g: _Gathered) -> None:
     logs = a.logs
     if logs is None:
@@ -115,6 +122,12 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
             g.log_causes.append(a.evidence.cite("log", role="cause", file=other.file, line=other.line, host=other.host,
                                                 rank=other.rank, text=other.text, why=f"{event.why}; also here",
                                                 ts=other.ts, score=event.score * 0.9))
+    summary = next((e for e in logs.events if e.role != "cause" and _LAUNCHER_SUMMARY.search(e.first.text)), None)
+    if summary is not None:  # which rank failed, with what exit code or signal: shown beside the causes
+        loc = summary.first
+        g.context.append(a.evidence.cite("log", role="context", file=loc.file, line=loc.line, host=loc.host,
+                                         rank=loc.rank, text=loc.text, ts=loc.ts,
+                                         why="the launcher's summary of the failed rank"))
     for event in [e for e in logs.events if e.role == "symptom"][:2]:
         loc = event.first
         ev = a.evidence.cite("log", role="symptom", file=loc.file, line=loc.line, host=loc.host, rank=loc.rank,
