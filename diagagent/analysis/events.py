@@ -761,8 +761,8 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
                 also += [_location(c.per_host[h], h) for h in c.hosts if h != host]
         raised_at = None
         if occ.raised_at is not None:
-            raised_at = LogLocation(file=occ.file, line=occ.raised_at[0], host=host, rank=occ.rank,
-                                    text=occ.raised_at[1])
+            raised_at = LogLocation(file=occ.file, line=occ.raised_at[0], host=host, rank=occ.rank, ts=occ.ts,
+                                    text=occ.raised_at[1])  # printed just before the exception: its time
         out.append(LogEvent(id=c.t.id, template=c.t.text, count=c.t.count, hosts=hosts[:32],
                             host_count=len(c.per_host), ranks=ranks[:64], first=_location(occ, host), also=also,
                             raised_at=raised_at,

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 
 from diagagent.analysis.logparse import stage_of_words
 from diagagent.config import Settings
-from diagagent.contract import Diagnosis, Evidence, NodeScore, SchemaMatch
+from diagagent.contract import Diagnosis, Evidence, EvidenceRole, NodeScore, SchemaMatch
 from diagagent.diagnosis.analyses import Analyses, ProgressSink
 from diagagent.diagnosis.differential import Decision, Hit, Line, decide, match_lines
 from diagagent.telemetry import Bundle
 
 if TYPE_CHECKING:
+    from diagagent.analysis.events import LogLocation
     from diagagent.schemata import FailureSchema, SchemaHit
 
 # How much one analyzer's vote counts toward a node being faulty (a faulty probe verdict is near-proof).
@@ -97,6 +98,12 @@ _LAUNCHER_SUMMARY = re.compile(r"failed \(exitcode: -?\d+\) local_rank: \d+|exit
                                r"srun: error: \S+: tasks? [\d,-]+: (?:Exited with exit code|Killed|Terminated)")
 
 
+def _cite_log(a: Analyses, loc: LogLocation, role: EvidenceRole, why: str, score: float = 0.0) -> Evidence:
+    """A log line the logs analysis located, as evidence."""
+    return a.evidence.cite("log", role=role, file=loc.file, line=loc.line, host=loc.host, rank=loc.rank,
+                           text=loc.text, why=why, ts=loc.ts, score=score)
+
+
 def _from_logs(a: Analyses, g: _Gathered) -> None:
     logs = a.logs
     if logs is None:
@@ -108,38 +115,28 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
     by_event: dict[str, str] = {}
     for event in causes[:MAX_LOG_CAUSES]:
         loc = event.first
-        ev = a.evidence.cite("log", role="cause", file=loc.file, line=loc.line, host=loc.host, rank=loc.rank,
-                             text=loc.text, why=event.why, ts=loc.ts, score=event.score)
+        ev = _cite_log(a, loc, "cause", event.why, event.score)
         g.log_causes.append(ev)
         by_event[event.id] = ev.id
         g.query.append(loc.text)
         frame = event.raised_at
         if frame is not None:  # where the exception was raised: shown with it, scored as context
-            g.frames.append(a.evidence.cite("log", role="context", file=frame.file, line=frame.line,
-                                            host=frame.host, rank=frame.rank, text=frame.text,
-                                            why=f"the frame that raised '{loc.text[:60]}'", ts=loc.ts))
+            g.frames.append(_cite_log(a, frame, "context", f"the frame that raised '{loc.text[:60]}'"))
         for other in event.also[:MAX_SAME_ERROR]:  # the same error on a few other ranks of the root node(s)
-            g.log_causes.append(a.evidence.cite("log", role="cause", file=other.file, line=other.line, host=other.host,
-                                                rank=other.rank, text=other.text, why=f"{event.why}; also here",
-                                                ts=other.ts, score=event.score * 0.9))
+            g.log_causes.append(_cite_log(a, other, "cause", f"{event.why}; also here", event.score * 0.9))
     summary = next((e for e in logs.events if e.role != "cause" and _LAUNCHER_SUMMARY.search(e.first.text)), None)
     if summary is not None:  # which rank failed, with what exit code or signal: shown beside the causes
-        loc = summary.first
-        g.context.append(a.evidence.cite("log", role="context", file=loc.file, line=loc.line, host=loc.host,
-                                         rank=loc.rank, text=loc.text, ts=loc.ts,
-                                         why="the launcher's summary of the failed rank"))
+        g.context.append(_cite_log(a, summary.first, "context", "the launcher's summary of the failed rank"))
     for event in [e for e in logs.events if e.role == "symptom"][:2]:
         loc = event.first
-        ev = a.evidence.cite("log", role="symptom", file=loc.file, line=loc.line, host=loc.host, rank=loc.rank,
-                             text=loc.text, why=f"{event.why} ({event.count} lines on {event.host_count} nodes)",
-                             ts=loc.ts, score=event.score)
+        ev = _cite_log(a, loc, "symptom", f"{event.why} ({event.count} lines on {event.host_count} nodes)",
+                       event.score)
         g.symptoms.append(ev)
         if not causes:
             g.query.append(loc.text)
     for anomaly in logs.metric_anomalies[:1]:
         loc = anomaly.location
-        ev = a.evidence.cite("log", role="cause", file=loc.file, line=loc.line, host=loc.host, rank=loc.rank,
-                             text=loc.text, why=f"{anomaly.kind} at iteration {anomaly.iteration}", ts=loc.ts)
+        ev = _cite_log(a, loc, "cause", f"{anomaly.kind} at iteration {anomaly.iteration}")
         if ev not in g.log_causes:
             g.log_causes.append(ev)
             g.query.append(f"{anomaly.kind.replace('_', ' ')}: {loc.text}")
@@ -147,9 +144,7 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
     # the job printed (dev:nccl-85, a hung nccl-tests run whose only tell is the table header it stopped at)
     activity = [logs.last_progress] + ([logs.last_line] if a.bundle.job.status == "hung" else [])
     for loc in [x for x in activity if x is not None]:
-        g.context.append(a.evidence.cite("log", role="context", file=loc.file, line=loc.line, host=loc.host,
-                                         rank=loc.rank, text=loc.text, ts=loc.ts,
-                                         why="the last thing the job did before it stopped"))
+        g.context.append(_cite_log(a, loc, "context", "the last thing the job did before it stopped"))
     strength = 1.0 if causes else 0.35  # node ranks without any cause event are weak votes
     for node in logs.nodes[:MAX_NAMED]:
         evs = [by_event[e] for e in node.events if e in by_event]
