@@ -257,3 +257,36 @@ def test_the_first_metric_anomaly_is_the_non_finite_value_not_the_spike_before_i
     f = _analyze(fx.write(tmp_path / "hf", {"logs/n-1/stdout.log": body}, fx.job_yaml(["n-1"], gpus=1)))
     kinds = [a.kind for a in f.metric_anomalies]
     assert "grad_norm_jump" in kinds and kinds[0].startswith("nan_")
+
+
+def test_a_loss_printed_by_epoch_without_a_step_is_progress_and_its_nan_the_cause(tmp_path: Path) -> None:
+    # a script's own print, as in dev:gradnorm-tf-17 ("epoch: 3451 loss: nan"): no step word, no timestamps
+    body = "".join(f"epoch: {i} loss: {0.21 - i * 1e-5:.6f}\n" for i in range(3440, 3451))
+    body += "".join(f"epoch: {i} loss: nan\n" for i in range(3451, 3455))
+    f = _analyze(fx.write(tmp_path / "epochs", {"logs/n-1/stdout.log": body}, fx.job_yaml(["n-1"], gpus=1)))
+    assert f.events[0].role == "cause" and f.events[0].first.line == 12
+    assert f.stage == "training"
+
+
+def test_a_rich_traceback_panel_gives_its_frames_stage_and_raising_frame(tmp_path: Path) -> None:
+    # rich.traceback's panel (rich 13-15, as `accelerate launch` prints it with rich installed: dev:accelerate-1192)
+    body = ("step 120 loss 2.31\n"
+            "╭──────────────────── Traceback (most recent call last) ─────────────────────╮\n"
+            "│ /workspace/train.py:88 in save_checkpoint                                  │\n"
+            "│                                                                            │\n"
+            "│   87 │   state = {'model': model.state_dict()}                             │\n"
+            "│ ❱ 88 │   torch.save(state, path)                                           │\n"
+            "│   89                                                                       │\n"
+            "│                                                                            │\n"
+            "│ /usr/lib/python3.10/site-packages/torch/serialization.py:651 in save       │\n"
+            "│                                                                            │\n"
+            "│   650 │   with _open_zipfile_writer(f) as opened_zipfile:                  │\n"
+            "│ ❱ 651 │   │   _save(obj, opened_zipfile, pickle_module, pickle_protocol)   │\n"
+            "╰────────────────────────────────────────────────────────────────────────────╯\n"
+            "RuntimeError: [enforce fail at inline_container.cc:595] . unexpected pos 128 vs 64\n")
+    f = _analyze(fx.write(tmp_path / "rich", {"logs/n-1/stdout.log": body}, fx.job_yaml(["n-1"], gpus=1)))
+    cause = f.causes()[0]
+    assert cause.first.line == 14
+    assert cause.raised_at is not None and cause.raised_at.line == 3  # the job's own frame, not torch's
+    assert f.stage == "checkpoint"
+    assert not any(e.role == "cause" and e.first.line in (5, 6, 12, 13) for e in f.events)  # source and borders

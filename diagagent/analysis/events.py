@@ -232,10 +232,16 @@ def _stage_of_words_around(scan: LogScan, occ: Occurrence | None) -> StageName |
         return None
     texts = [occ.raised_at[1]] if occ.raised_at is not None else []
     texts.append(occ.text)
-    around = sorted((o.line > occ.line, abs(o.line - occ.line), o.text) for per_host in scan.first.values()
-                    for o in per_host.values() if o.file == occ.file and o.line != occ.line)
-    texts += [text for _, _, text in around]
-    return next((stage for stage in map(stage_of_words, texts) if stage), None)  # type: ignore[return-value]
+    own = next((stage for stage in map(stage_of_words, texts) if stage), None)
+    if own is not None:
+        return own  # type: ignore[return-value]
+    summary = next((f for f in scan.files if f.file == occ.file), None)
+    seen = [(o.line, stage_of_words(o.text)) for per_host in scan.first.values() for o in per_host.values()
+            if o.file == occ.file]
+    around = sorted((line > occ.line, abs(line - occ.line), stage)
+                    for line, stage in seen + (summary.word_stages if summary is not None else [])
+                    if stage is not None and line != occ.line)
+    return around[0][2] if around else None  # type: ignore[return-value]
 
 
 # --- events: what kind of line each template is, and how strongly it indicates a failure -------------------------

@@ -70,9 +70,12 @@ _EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*(?:[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout|Warning)"
     r"|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclRemoteError|"
     r"ncclInvalidArgument)\b(?::|$)")
-_FRAME = re.compile(r'^(?:File "[^"]*", line \d+|frame #\d+:|#\d+ +0x[0-9a-f]+ in |at [\w.$<>]+\()')
-_CARET = re.compile(r"^[~^ ]*\^[~^ ]*$")
-_TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):|Stack trace:|Exception raised from |"
+# a frame: Python's, c10's "frame #3:", gdb's "#3 0x... in", Java's "at pkg.Class.method(", and rich.traceback's
+# "/path/file.py:989 in to" or "in to:989" (rich's documented panel, once split_header has peeled its borders)
+_FRAME = re.compile(r'^(?:File "[^"]*", line \d+|frame #\d+:|#\d+ +0x[0-9a-f]+ in |at [\w.$<>]+\(|'
+                    r'\S+\.pyx?:\d+ in \S+$|in \S+:\d+$)')
+_CARET = re.compile(r"^[~^ ]*\^[~^ ]*$|^[╰─╯]+$")  # also the bottom border of a rich.traceback panel
+_TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):?|Stack trace:|Exception raised from |"
                         r"During handling of the above exception|The above exception was the direct cause)")
 _FATAL_WORDS = re.compile(r"\b(?:fatal|panic|core dumped|segmentation fault|segfault|sigsegv|sigabrt|sigbus|"
                           r"unrecoverable|kernel bug|oops)\b", re.IGNORECASE)
@@ -181,6 +184,7 @@ class ParsedLine:
     indented: bool = False  # after any rank prefix, the message was indented (a traceback line, or a detail line)
 
 
+_RICH_PANEL = ("│", "╭")
 _PEER_TRANSFER = re.compile(r"\bfrom peer\b|\bto peer\b|remote", re.IGNORECASE)
 
 
@@ -188,6 +192,10 @@ def split_header(text: str) -> ParsedLine:
     """Peel the structured header off a line: timestamps, rank/host/pid prefixes, level and logger names."""
     rest = text.rstrip()
     indented = rest[:1].isspace()
+    if rest[:1] in _RICH_PANEL:  # rich.traceback's panel: "╭── Traceback (most recent call last) ──╮", then
+        # "│ /path/file.py:9 in step │" (a frame) and "│    8 │   loss = f(x) │" or "│ ❱  9 │ ..." (source)
+        rest = rest.strip("╭╮─ ") if rest[0] == "╭" else rest[1:].removesuffix("│").replace("❱", " ", 1).rstrip()
+        indented = rest[:2] == "  "
     rest = rest.lstrip()
     level: Level | None = None
     structured = False
@@ -263,7 +271,7 @@ def resume_step(message: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-_FRAME_FUNCTION = re.compile(r'^File "[^"]*", line \d+, in (\S+)')
+_FRAME_FUNCTION = re.compile(r'^(?:File "[^"]*", line \d+, in (\S+)|\S+\.pyx?:\d+ in (\S+)$|in (\S+):\d+$)')
 # the functions a traceback passes through while a framework trains, evaluates, saves a checkpoint, or sets up
 _STAGE_OF_FUNCTIONS: list[tuple[str, re.Pattern[str]]] = [
     ("checkpoint", re.compile(r"save_checkpoint|_save|save_state|save_model|async_save|dcp_save|^save$")),
@@ -278,7 +286,7 @@ _STAGE_OF_FUNCTIONS: list[tuple[str, re.Pattern[str]]] = [
 def frame_function(message: str) -> str | None:
     """The function a Python traceback frame line names."""
     m = _FRAME_FUNCTION.match(message)
-    return m.group(1) if m else None
+    return next((g for g in m.groups() if g is not None), None) if m else None
 
 
 def stage_of_frames(functions: list[str]) -> str | None:
@@ -321,6 +329,9 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
                         # first collectives (WorkNCCL(SeqNum=1, dev:vllm-1846)), datasets being built
                         # (dev:open-sora-663 'Building dataset...')
                         r"ncclCommInitRank|Init COMPLETE|NCCL INFO Bootstrap|Connected all (?:rings|trees)|"
+                        # NCCL_DEBUG's error trail names its source file: init.cc and bootstrap.cc are communicator
+                        # setup ("INFO init.cc:422 -> 2", "bootstrap.cc:169 -> 2", dev:horovod-210)
+                        r"\b(?:init|bootstrap)\.cc?u?:\d+|"
                         r"WorkNCCL\(SeqNum=\d\b|Building (?:the )?(?:train(?:ing)? )?dataset|"
                         # HF datasets preparing the training data (dev:llamafactory-412)
                         r"load_dataset|_prepare_split|datasets/builder\.py")),
@@ -369,6 +380,8 @@ def marker_of(message: str) -> Marker | None:
         return "iteration"
     m = _ITERATION.search(message)
     if m and (m.group(4) or _PROGRESS_WORDS.search(message)):
+        return "iteration"
+    if _LOSS.search(message):  # a loss printed with no step, or by epoch: "epoch: 3451 loss: nan" (dev:gradnorm-tf-17)
         return "iteration"
     return None
 

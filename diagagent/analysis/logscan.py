@@ -28,6 +28,7 @@ from diagagent.analysis.logparse import (
     is_bad_number,
     names_pattern,
     progress_layout,
+    stage_of_words,
     read_progress,
     read_progress_with,
     read_straggler_report,
@@ -61,6 +62,7 @@ CITE_CHARS = 2000  # a cited line's text is kept up to this many characters
 PARALLEL_BYTES = 256 << 20  # bundles with more log bytes than this are read by several processes
 NEAR_LINES = 32  # a line that prints no time takes the time of a line at most this far before it
 K_ACTIVE = ~(K_HEADER | K_INDENTED)  # kind bits that need a look in the hot loop
+WORD_STAGES_PER_FILE = 512
 FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
 WARNING = 2
 _RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): ")
@@ -126,6 +128,9 @@ class FileSummary:
     last_iteration_text: str = ""  # the last progress line: the last activity before a hang or a kill
     last_line: int = 0  # the file's last line that is not blank, and its text
     last_text: str = ""
+    # lines whose words name a stage (stage_of_words), at the first line of each shape: the words around a cause
+    # when its template folded them away ("INFO bootstrap.cu:169 -> 2" under "INFO <*>:<*> -> <*>")
+    word_stages: list[tuple[int, Stage]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -426,6 +431,7 @@ class _FileReader:
             code = shapes.get(raw.translate(hex_table if b"0x" in raw else table))  # shape_of, inlined
             if code is None:
                 code = shaper.add_shape(raw)
+                self._word_stage(raw, lineno)
             mid = code >> 1
             kind = kinds[mid]
             if code & 1:
@@ -450,6 +456,13 @@ class _FileReader:
         if counts is not None and ids:
             counts.update(ids)
         return lineno
+
+    def _word_stage(self, raw: bytes, lineno: int) -> None:
+        stages = self.summary.word_stages
+        if len(stages) < WORD_STAGES_PER_FILE:
+            stage = stage_of_words(_text(raw))
+            if stage is not None:
+                stages.append((lineno, stage))  # type: ignore[arg-type]
 
     def _first_in_file(self, mid: int, raw: bytes, lineno: int, scan: HostScan) -> None:
         """A message's first line in this file: the host's first occurrence if it is new there; for a warning or
@@ -518,7 +531,8 @@ class _FileReader:
             self.part.continuation_lines.add(mid)
             if kind & K_INDENTED and self.exception_mid >= 0:
                 self.part.detail_of.setdefault(mid, set()).add(self.exception_mid)
-        elif self.tb == 2 and not kind & K_EXCEPTION and kind & K_INDENTED:
+        elif self.tb in (2, 3) and not kind & K_EXCEPTION and kind & K_INDENTED:  # (a frame's next source line:
+            # Python 3.13's multi-line statements, rich.traceback's lines around the current one)
             # Python prints a frame's source line indented; a line at the margin after a frame is the exception,
             # whatever its class is called (pyarrow.lib.ArrowInvalid after a Cython frame with no source line,
             # dev:llamafactory-412)

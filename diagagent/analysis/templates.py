@@ -100,7 +100,7 @@ class LineShaper:
             parts = [p for p in text.split("\r") if p.strip()]
             text = parts[-1] if parts else ""
         timed = False
-        if not text.strip():
+        if not text.strip() or text.strip(" │\t\r") == "":  # (an empty line of a rich.traceback panel too)
             mid = BLANK
         elif "\ufffd" in text and _is_corrupt(text):
             mid = CORRUPT
