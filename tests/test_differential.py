@@ -87,3 +87,12 @@ def test_structural_findings_alone_decide_through_the_schema_and_nothing_means_n
     assert decide(BOOK, [], CATEGORIES, ("gpu_hang", 0.2), CHECKS).fault is None
     nothing = decide(BOOK, [], CATEGORIES, None, CHECKS)
     assert (nothing.fault, nothing.tier, nothing.candidates) == (None, "none", [])
+
+
+def test_a_hint_the_schema_agrees_with_is_named_at_the_weak_tier_not_the_strong() -> None:
+    hint = [_line("RuntimeError: CUDA error: device-side assert triggered")]
+    decision = decide(BOOK, match_lines(BOOK, hint), CATEGORIES, ("tokenizer_vocab_mismatch", 0.9), CHECKS)
+    assert (decision.fault, decision.tier) == ("tokenizer_vocab_mismatch", "weak")
+    assert decision.confidence == BOOK.confidence["weak"] < BOOK.confidence["strong"]
+    proof = hint + [_line("Assertion `srcIndex < srcSelectDimSize` failed.")]
+    assert decide(BOOK, match_lines(BOOK, proof), CATEGORIES, None, CHECKS).tier == "strong"

@@ -290,3 +290,15 @@ def test_a_rich_traceback_panel_gives_its_frames_stage_and_raising_frame(tmp_pat
     assert cause.raised_at is not None and cause.raised_at.line == 3  # the job's own frame, not torch's
     assert f.stage == "checkpoint"
     assert not any(e.role == "cause" and e.first.line in (5, 6, 12, 13) for e in f.events)  # source and borders
+
+
+def test_pytorchs_cuda_advice_and_a_bare_restatement_are_not_causes_beside_the_exception(tmp_path: Path) -> None:
+    # a paste that begins inside one traceback's message and holds the next exception whole (dev:self-rag-91);
+    # the advice lines are PyTorch's documented suffix of every CUDA error
+    advice = ("CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+              "might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\n"
+              "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+    body = ("CUDA error: device-side assert triggered\n" + advice + "\n\n"
+            "RuntimeError: CUDA error: device-side assert triggered\n" + advice)
+    f = _analyze(fx.write(tmp_path / "dsa", {"logs/n-1/stdout.log": body}, fx.job_yaml(["n-1"], gpus=1)))
+    assert [e.first.line for e in f.causes()] == [7]

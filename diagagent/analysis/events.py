@@ -21,6 +21,7 @@ from diagagent.analysis.logscan import FileSummary, LogScan, MetricEvent, Occurr
 from diagagent.analysis.templates import (
     K_CARET,
     K_ERROR_WORDS,
+    K_EXCEPTION,
     K_FRAME,
     K_MARKER_MASK,
     K_TRACEBACK,
@@ -154,6 +155,7 @@ class _Timeline:
     slow_ratio: float | None = None
     first_error_ts: float | None = None  # the earliest time an error line printed (for jobs without progress)
     resume_step: int | None = None  # the step of the checkpoint the job loaded
+    advanced: bool = False  # some file's iterations moved on: what came before them was survived
 
 
 def _timeline(files: list[FileSummary]) -> _Timeline:
@@ -165,6 +167,7 @@ def _timeline(files: list[FileSummary]) -> _Timeline:
         out.progress_end_ts = max(ends) if ends else None
         starts = [f.first_iteration_ts for f in progress if f.first_iteration_ts is not None]
         out.progress_start_ts = min(starts) if starts else None
+        out.advanced = any(f.last_iteration != f.first_iteration for f in progress)
     bad = [m for f in files for m in f.metrics if m.kind.startswith(("nan_", "inf_"))]
     if bad:
         out.first_nan = min(bad, key=lambda m: (m.iteration if m.iteration is not None else math.inf, m.file, m.line))
@@ -287,7 +290,7 @@ _PHASE_WEIGHT = {"startup": 0.15, "training": 0.5, "late": 1.0}
 def _phase(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary]) -> Phase:
     """When the event began: at startup (before progress), during training (a precursor, or noise), or once progress
     had stopped (or never began). Times a line inherits from the lines around it bound its own."""
-    if tl.last_iteration is None:
+    if not tl.advanced:  # (a tqdm bar still at 0/3414 when the job crashed is no training: dev:self-rag-91)
         return _phase_without_progress(c, tl)
     start, end = tl.progress_start_ts, tl.progress_end_ts
     exact = [o.ts for o in c.per_host.values() if o.ts_exact and o.ts is not None]
@@ -369,10 +372,18 @@ def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool:
             c.score *= 0.1
             c.why.append(f"common in successful jobs ({c.normal_share:.0%})")
     if _is_structure(t) or t.level < LEVEL_RANK["warning"] or c.phase == "startup" \
-            or (c.normal_share or 0.0) >= NORMAL_SHARE:
+            or (c.normal_share or 0.0) >= NORMAL_SHARE or _ADVICE.search(t.text):
         c.kind = "context"
     else:
         c.kind = "cascade" if is_cascade(t.text) else "primary"
+
+
+# What PyTorch appends to every CUDA error's message (c10/cuda/CUDAException: "CUDA kernel errors might be
+# asynchronously reported at some other API call, so the stacktrace below might be incorrect.", "For debugging
+# consider passing CUDA_LAUNCH_BLOCKING=1.", "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."):
+# advice, never the error, though its words say error (dev:self-rag-91)
+_ADVICE = re.compile(r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
+                     r"CUDA_LAUNCH_BLOCKING|^Compile with .TORCH_USE_CUDA_DSA")
 
 
 # --- nodes: which node the failure began on -----------------------------------------------------------------------
@@ -566,8 +577,10 @@ def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) ->
             c.role = "cause"
     causes = [c for c in cands if c.role == "cause"]
     exception_files = {_cited_on(c, roots).file for c in causes if c.t.exception}
+    shaped = [c for c in causes if c.t.kinds & K_EXCEPTION]
     for c in causes:
-        if not c.t.exception and _cited_on(c, roots).file in exception_files:
+        if not c.t.exception and (_cited_on(c, roots).file in exception_files or any(
+                e is not c and _restates(c.t.text, e.t.text) for e in shaped)):
             c.role = "context"
             c.why.append("the same failure as the exception in its file")
     _first_of_runs([c for c in cands if c.role == "cause"], roots)

@@ -154,7 +154,8 @@ def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category]
         winner = best
     if winner is not None:
         used = [h for h in hits if h.fault == winner]
-        tier: Tier = "decisive" if top(winner) >= proof else "strong" if used else "schema"
+        tier: Tier = ("decisive" if top(winner) >= proof else "strong" if any(h.signature.strength != "weak" for h in used)
+                      else "weak" if used else "schema")  # a hint the schema agrees with is still a hint
         return Decision(fault=winner, category=categories.get(winner), confidence=book.confidence[tier], tier=tier,
                         candidates=candidates, hits=used)
     used = [h for h in hits if h.fault == best]

@@ -469,7 +469,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         category=decision.category, fault=decision.fault,
         root_cause=_root_cause(_what(decision, schemata, causes), named, causes, stage, iteration),
         confidence=confidence, faulty_nodes=named, stage=stage, iteration=iteration,
-        evidence=causes + g.frames + g.symptoms + g.context,
+        evidence=list({e.id: e for e in causes + g.frames + g.symptoms + g.context}.values()),  # each line once
         schemata=[SchemaMatch(schema_id=h.id, title=h.failure_schema.title, fault=h.fault,
                               category=h.failure_schema.category, score=h.score, similarity=h.similarity,
                               template_overlap=h.template_overlap) for h in hits],
