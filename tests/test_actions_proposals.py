@@ -80,8 +80,11 @@ def test_new_code_suspected_rolls_back_to_the_commit_before_the_newest(fault: st
     assert check(proposals[0], make_job(commits=["0aaa111", "1bbb222", "2ccc333"])).ok
 
 
-def test_cuda_oom_is_never_rolled_back_even_with_new_code() -> None:
-    assert kinds(propose(make_diagnosis("cuda_oom"), make_job(), new_code_suspected=True)) == ["none"]
+def test_cuda_oom_is_rolled_back_only_when_new_code_is_suspected() -> None:
+    job = make_job(commits=["0aaa111", "1bbb222"])
+    assert kinds(propose(make_diagnosis("cuda_oom"), job)) == ["none"]
+    rollback = propose(make_diagnosis("cuda_oom"), job, new_code_suspected=True)
+    assert kinds(rollback) == ["rollback"] and rollback[0].to_commit == "0aaa111"
 
 
 def test_rollback_without_an_earlier_commit_says_so() -> None:

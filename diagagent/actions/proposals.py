@@ -55,7 +55,7 @@ def propose(diagnosis: Diagnosis, job: Job, *, eviction_hosts: list[str] | None 
         restart, restart_notes = _restart(diagnosis, job)
         proposals += [restart] if restart is not None else []
         notes += restart_notes
-    elif category == "user_code" and fault != "cuda_oom" and new_code_suspected:
+    elif category == "user_code" and new_code_suspected:
         rollback = _rollback(diagnosis, job)
         if rollback is not None:
             proposals.append(rollback)

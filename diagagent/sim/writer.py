@@ -90,8 +90,9 @@ def _actions(plan: Plan, inc: Incident, ckpts: list, code: list) -> list[TruthAc
     hosts = [plan.layout.hosts[n] for n in inc.faulty_nodes]
     if spec.category in ("hardware", "network"):
         return [TruthAction(kind="evict", nodes=hosts), *([restart] if restart else [])]
-    if spec.id in ("user_shape_mismatch_at_init", "user_import_error"):
-        return [TruthAction(kind="rollback", to_commit=code[-2].commit)]
+    oom_everywhere = spec.id == "cuda_oom" and len(plan.layout.stage_nodes(0)) == plan.layout.nodes
+    if spec.id in ("user_shape_mismatch_at_init", "user_import_error") or (oom_everywhere and inc.code_regression):
+        return [TruthAction(kind="rollback", to_commit=code[-2].commit)]  # the newest commit broke every rank
     if spec.id in ("cuda_oom", "dataloader_corrupt_sample"):
         return [TruthAction(kind="none")]
     return [restart] if restart else []

@@ -1,0 +1,105 @@
+"""The whole diagnosis on hand-written multi-node incidents in launchers' own phrasing (OpenMPI --tag-output, srun -l,
+kubectl timestamps), no timestamps at all, device state in the probes, and a new commit before the job."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from diagagent.config import Settings
+from diagagent.diagnosis import diagnose
+from diagagent.telemetry import Bundle
+from tests import test_logs_fixtures as fx
+
+WATCHDOG = ("[E ProcessGroupNCCL.cpp:828] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL("
+            "SeqNum=3411, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600041 milliseconds before timing out.")
+IBSTAT = "CA 'mlx5_0'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: {state}\n\t\tPhysical state: {phys}\n\t\tRate: 200\n"
+
+
+def _diagnose(root: Path):
+    with Bundle.open(root) as bundle:
+        return diagnose(bundle, Settings())
+
+
+def _job(hosts: list[str], gpus: int, extra: str = "") -> str:
+    nodes = "".join(f"  - {{host: {h}, ranks: [{', '.join(str(i * gpus + g) for g in range(gpus))}]}}\n"
+                    for i, h in enumerate(hosts))
+    return f'job_id: "7"\nframework: other\nstatus: failed\ngpus_per_node: {gpus}\nnodes:\n{nodes}{extra}'
+
+
+def test_an_ib_port_down_in_ibstat_decides_over_watchdog_timeouts_and_a_benign_warning_elsewhere(tmp_path: Path) -> None:
+    # Horovod under mpirun --tag-output ("[1,5]<stderr>:"), no timestamps; ibstat's documented port block
+    hosts = ["gpu-a", "gpu-b", "gpu-c"]
+    files, probes = {}, {}
+    for i, h in enumerate(hosts):
+        lines = [f"[1,{4 * i}]<stdout>:Step #{s}\tImg/sec per GPU: 231.4 +-2.1\tLoss: {2.5 - s / 1000:.4f}"
+                 for s in range(300, 341, 10)]
+        if h == "gpu-c":
+            lines.append("[1,9]<stderr>:gpu-c:4009:4109 [1] NCCL WARN NET/IB : Got async event : GID table change")
+        if h == "gpu-b":
+            lines.append("[1,5]<stderr>:gpu-b:4005:4120 [1] transport/net_ib.cc:112 NCCL WARN NET/IB : Got async "
+                         "event : port error")
+        lines += [f"[1,{r}]<stderr>:" + WATCHDOG.format(r=r) for r in range(4 * i, 4 * i + 4)]
+        files[f"logs/{h}/mpirun.log"] = "\n".join(lines) + "\n"
+        down = h == "gpu-b"
+        files[f"probes/{h}/ibstat.txt"] = IBSTAT.format(state="Down" if down else "Active",
+                                                        phys="Disabled" if down else "LinkUp")
+    d = _diagnose(fx.write(tmp_path / "mpi", files, _job(hosts, 4)))
+    assert (d.category, d.fault) == ("network", "nic_down")
+    assert d.faulty_hosts[:1] == ["gpu-b"]
+    assert d.evidence[0].file == "probes/gpu-b/ibstat.txt" and "Down" in d.evidence[0].text
+    assert d.stage == "training"
+    assert [p.kind for p in d.proposals][:1] == ["evict"] and d.proposals[0].nodes == ["gpu-b"]
+
+
+def test_a_fatal_xid_in_dmesg_decides_over_the_generic_cuda_error_every_rank_prints(tmp_path: Path) -> None:
+    # one Slurm output file with `srun -l` rank prefixes, no timestamps; the driver's documented Xid 79 line
+    lines = [f"5:  iteration     {it}/  100000 | consumed samples: {it * 256} | elapsed time per iteration (ms): "
+             f"812.3 | lm loss: 2.31E+00 |" for it in range(1500, 1531, 10)]
+    lines += [f"{r}: RuntimeError: CUDA error: unspecified launch failure" if r in (2, 3)
+              else f"{r}: " + WATCHDOG.format(r=r) for r in range(6)]
+    lines.append("srun: error: node-2: task 2: Exited with exit code 1")
+    files = {"logs/slurm-901.out": "\n".join(lines) + "\n",
+             "probes/node-2/dmesg.txt": "[1834201.223] NVRM: Xid (PCI:0000:b1:00): 79, pid=90112, GPU has fallen "
+                                        "off the bus.\n",
+             "probes/node-1/dmesg.txt": "[1834100.001] mlx5_core 0000:3b:00.0: mlx5_pcie_event: Detected "
+                                        "insufficient power on the PCIe slot (27W).\n"}
+    d = _diagnose(fx.write(tmp_path / "srun", files, _job(["node-1", "node-2", "node-3"], 2)))
+    assert (d.category, d.fault) == ("hardware", "gpu_fell_off_bus")
+    assert d.faulty_hosts[:1] == ["node-2"]
+    assert (d.stage, d.iteration) == ("training", 1531)
+    assert d.proposals[0].kind == "evict" and d.proposals[0].nodes == ["node-2"]
+
+
+def _oom_job(tmp_path: Path, on_hosts: list[str]) -> Path:
+    # kubectl logs --timestamps (RFC 3339 with nanoseconds), torchrun's [rankN]: prefix
+    code = textwrap.dedent("""\
+        started_at: 2026-11-20T10:00:00Z
+        code:
+          - {commit: 1a2b3c4, at: 2026-11-10T09:00:00Z, message: "baseline"}
+          - {commit: 9f9e8d7, at: 2026-11-20T09:30:00Z, message: "double the micro batch"}
+        """)
+    files = {}
+    for w in range(2):
+        lines = [f"2026-11-20T10:00:0{w}.120394812Z [rank{2 * w}]: step 4000 loss 2.113"]
+        for r in (2 * w, 2 * w + 1):
+            if f"pod-{w}" in on_hosts:
+                lines += [f"2026-11-20T10:01:1{r}.482716358Z [rank{r}]: Traceback (most recent call last):",
+                          f'2026-11-20T10:01:1{r}.482716358Z [rank{r}]:   File "/app/train.py", line 211, in train_step',
+                          f"2026-11-20T10:01:1{r}.482716358Z [rank{r}]:     loss.backward()",
+                          f"2026-11-20T10:01:1{r}.482716358Z [rank{r}]: torch.OutOfMemoryError: CUDA out of memory. "
+                          "Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.14 GiB of which 1.02 GiB is "
+                          "free."]
+            else:
+                lines.append(f"2026-11-20T10:11:1{r}.000000000Z [rank{r}]: " + WATCHDOG.format(r=r))
+        files[f"logs/pod-{w}/worker.log"] = "\n".join(lines) + "\n"
+    return fx.write(tmp_path / "-".join(on_hosts), files, _job(["pod-0", "pod-1"], 2, code))
+
+
+def test_an_oom_on_every_node_right_after_a_new_commit_is_rolled_back_and_on_one_node_it_is_not(tmp_path) -> None:
+    everywhere = _diagnose(_oom_job(tmp_path, ["pod-0", "pod-1"]))
+    assert everywhere.fault == "cuda_oom" and everywhere.stage == "training"
+    assert [(p.kind, p.to_commit) for p in everywhere.proposals] == [("rollback", "1a2b3c4")]
+    one_node = _diagnose(_oom_job(tmp_path, ["pod-1"]))
+    assert one_node.fault == "cuda_oom"
+    assert [p.kind for p in one_node.proposals] == ["none"]
