@@ -302,3 +302,38 @@ def test_pytorchs_cuda_advice_and_a_bare_restatement_are_not_causes_beside_the_e
             "RuntimeError: CUDA error: device-side assert triggered\n" + advice)
     f = _analyze(fx.write(tmp_path / "dsa", {"logs/n-1/stdout.log": body}, fx.job_yaml(["n-1"], gpus=1)))
     assert [e.first.line for e in f.causes()] == [7]
+
+
+def test_stack_dumps_printed_into_a_log_say_where_each_main_thread_was(tmp_path: Path) -> None:
+    # py-spy dump's documented text output, pasted into a hung job's log: one rank waits in all_reduce, one in the
+    # DataLoader; and Python's faulthandler ("[rank0]:Thread 0x... (most recent call first):", dev:torchtitan-168)
+    pyspy = ("step 520 | loss 2.0087 | 1.93 s/it\n"
+             "Process 3121: python -u train.py\nPython v3.10.12 (/usr/bin/python3.10)\n\n"
+             'Thread 3121 (active): "MainThread"\n'
+             "    wait (threading.py:320)\n    all_reduce (torch/distributed/distributed_c10d.py:2050)\n"
+             "    train_step (train.py:141)\n"
+             'Thread 3190 (idle): "Thread-2"\n    wait (threading.py:320)\n'
+             "Process 3122: python -u train.py\nPython v3.10.12 (/usr/bin/python3.10)\n\n"
+             'Thread 3122 (active): "MainThread"\n'
+             "    _recv (multiprocessing/connection.py:379)\n    __next__ (torch/utils/data/dataloader.py:631)\n"
+             "    train_step (train.py:128)\n")
+    faulthandler = ("[rank0]:Thread 0x00007f07a6ffd640 (most recent call first):\n"
+                    '[rank0]:  File "/usr/lib/python3.11/threading.py", line 324 in wait\n'
+                    "[rank0]:\n"
+                    "[rank0]:Thread 0x00007f13c65f5400 (most recent call first):\n"
+                    '[rank0]:  File "/venv/lib/python3.11/site-packages/torch/distributed/checkpoint/'
+                    'state_dict_saver.py", line 150 in save\n'
+                    '[rank0]:  File "/w/train.py", line 301 in train\n')
+    f = _analyze(fx.write(tmp_path / "dumps", {"logs/n-1/stdout.log": pyspy, "logs/n-2/stdout.log": faulthandler},
+                          fx.job_yaml(["n-1", "n-2"], gpus=1, status="hung")))
+    where = [(d.file, d.line) for d in f.thread_dumps]
+    assert where == [("logs/n-1/stdout.log", 7), ("logs/n-1/stdout.log", 16), ("logs/n-2/stdout.log", 5)]
+    assert not any(e.role == "cause" and e.first.line in (3, 4) for e in f.events)  # the blank "[rank0]:" included
+
+
+def test_a_faulthandler_dump_alone_gives_the_stage_from_its_frames(tmp_path: Path) -> None:
+    body = ("Fatal Python error: Aborted\n\nCurrent thread 0x00007efe708b0740 (most recent call first):\n"
+            '  File "/w/train.py", line 88 in save_checkpoint\n  File "/w/train.py", line 166 in train\n')
+    f = _analyze(fx.write(tmp_path / "fh", {"logs/n-1/stdout.log": body}, fx.job_yaml(["n-1"], gpus=1)))
+    assert f.thread_dumps[0].line == 4
+    assert f.stage == "checkpoint"

@@ -17,7 +17,15 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from diagagent.analysis.logparse import LEVEL_RANK, Level, is_cascade, stage_of_frames, stage_of_words
-from diagagent.analysis.logscan import FileSummary, LogScan, MetricEvent, Occurrence, Template, scan_bundle
+from diagagent.analysis.logscan import (
+    FileSummary,
+    LogScan,
+    MetricEvent,
+    Occurrence,
+    Template,
+    ThreadDump,
+    scan_bundle,
+)
 from diagagent.analysis.templates import (
     K_CARET,
     K_ERROR_WORDS,
@@ -89,6 +97,9 @@ class LogFindings(BaseModel):
     # only tell often is)
     last_progress: LogLocation | None = None
     last_line: LogLocation | None = None
+    # stack dumps printed into the logs (faulthandler, py-spy): the innermost frame of each main thread, the odd ones
+    # out first (where those ranks were when the dump was taken)
+    thread_dumps: list[LogLocation] = Field(default_factory=list)
     nodes: list[NodeSuspect]  # ranked
     stage: StageName | None
     last_good_iteration: int | None
@@ -710,6 +721,11 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
         stage = _stage_at(scan, cited, tl)
     if tl.first_nan is not None and top_cause is None:
         stage = "training"
+    dumps = _main_threads(scan.files)
+    if stage is None and dumps:
+        stage = stage_of_frames([fn for _, _, fn in reversed(dumps[0][1].frames)])  # type: ignore[assignment]
+        if stage is not None:
+            notes.append(f"stage from the functions of a stack dump in the logs: {stage}")
     last_good, first_abnormal, it_notes = _iterations(tl, status, has_errors, stage)
     notes.extend(it_notes)
     if scan.lines_skipped:
@@ -718,11 +734,40 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
         notes.append(f"{scan.lines_not_utf8} cited line(s) hold bytes that are not UTF-8")
     notes.extend(scan.issues[:20])
     last_progress, last_line = _last_activity(scan.files)
+    where = [LogLocation(file=f.file, line=_stuck_in(t)[0], host=f.host, rank=f.rank, text=_stuck_in(t)[1])
+             for f, t in dumps[:MAX_THREAD_DUMPS]]
     return LogFindings(events=events, nodes=nodes, stage=stage, last_good_iteration=last_good,
-                       last_progress=last_progress, last_line=last_line,
+                       last_progress=last_progress, last_line=last_line, thread_dumps=where,
                        first_abnormal_iteration=first_abnormal, slow_from_iteration=tl.slow_from,
                        metric_anomalies=anomalies, lines_read=scan.lines_read, lines_skipped=scan.lines_skipped,
                        templates=len(scan.templates), hosts_with_logs=hosts_total, notes=notes)
+
+
+MAX_THREAD_DUMPS = 8
+
+
+def _main_threads(files: list[FileSummary]) -> list[tuple[FileSummary, ThreadDump]]:
+    """The main thread of each stack dump in the logs (py-spy's "MainThread", faulthandler's "Current thread"; else a
+    file's last thread, where faulthandler prints the main one), those stuck somewhere the majority is not first."""
+    threads = []
+    for f in files:
+        dumped = [t for t in f.thread_dumps if t.frames]
+        threads += [(f, t) for t in ([t for t in dumped if t.main] or dumped[-1:])]
+    innermost = Counter(_stuck_in(t)[2] for _, t in threads)
+    usual, count = innermost.most_common(1)[0] if threads else (None, 0)
+    usual = usual if count > len(threads) / 2 else None  # a majority stuck in one place: the others stand out
+    return sorted(threads, key=lambda ft: _stuck_in(ft[1])[2] == usual)
+
+
+# the standard library's waiting frames (threading.py's wait, a multiprocessing pipe's _recv) say a thread waits, not
+# on what: the frame that called them does ("all_reduce (torch/distributed/distributed_c10d.py:2050)")
+_STDLIB_FRAME = re.compile(r"(?:^|[\s(/])(?:threading|queue|selectors|socket|subprocess|time)\.py[:\"]|"
+                           r"(?:multiprocessing|concurrent/futures|asyncio)/|/lib/python3\.\d+/(?!site-|dist-)")
+
+
+def _stuck_in(t: ThreadDump) -> tuple[int, str, str]:
+    """The frame a thread was stuck in: its innermost one outside the standard library's waits."""
+    return next((fr for fr in t.frames if not _STDLIB_FRAME.search(fr[1])), t.frames[0])
 
 
 def _last_activity(files: list[FileSummary]) -> tuple[LogLocation | None, LogLocation | None]:

@@ -73,7 +73,12 @@ _EXCEPTION_LINE = re.compile(
 # a frame: Python's, c10's "frame #3:", gdb's "#3 0x... in", Java's "at pkg.Class.method(", and rich.traceback's
 # "/path/file.py:989 in to" or "in to:989" (rich's documented panel, once split_header has peeled its borders)
 _FRAME = re.compile(r'^(?:File "[^"]*", line \d+|frame #\d+:|#\d+ +0x[0-9a-f]+ in |at [\w.$<>]+\(|'
-                    r'\S+\.pyx?:\d+ in \S+$|in \S+:\d+$)')
+                    r'\S+\.pyx?:\d+ in \S+$|in \S+:\d+$|[\w.<>]+ \([^()\s]+\.pyx?:\d+\)$)')  # (py-spy's "wait (threading.py:320)")
+# a thread of a stack dump, innermost frame first: Python's faulthandler ("Thread 0x00007f07a6ffd640 (most recent call
+# first):", "Current thread 0x... (most recent call first):"; dev:torchtitan-168, dev:lit-llama-306) and py-spy dump's
+# 'Thread 3121 (active): "MainThread"' (its documented output)
+_DUMP_THREAD = re.compile(r'^(?:(?:Current )?[Tt]hread 0x[0-9a-fA-F]+ (?:\[[^\]]*\] )?\(most recent call first\):|'
+                          r'Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:active|idle)[^)]*\)(?:: "[^"]*")?$)')
 _CARET = re.compile(r"^[~^ ]*\^[~^ ]*$|^[╰─╯]+$")  # also the bottom border of a rich.traceback panel
 _TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):?|Stack trace:|Exception raised from |"
                         r"During handling of the above exception|The above exception was the direct cause)")
@@ -121,7 +126,8 @@ _ITERATION = re.compile(
     r"(?:\b(?:iteration|iter|step|global_step|steps|train_step)\b\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"
     r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+))", re.IGNORECASE)  # "it=7604"
 _PROGRESS_WORDS = re.compile(r"loss|\blr\b|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
-                             r"throughput|elapsed|it/s|s/it|samples/s", re.IGNORECASE)
+                             r"throughput|elapsed|it/s|s/it|samples/s|SamplesPerSec", re.IGNORECASE)  # DeepSpeed's
+# timer: "epoch=0/micro_step=1200/global_step=1200, RunningAvgSamplesPerSec=41.2, CurrSamplesPerSec=40.9, ..."
 _HF_METRICS = re.compile(r"^\{'(?:loss|train_loss|grad_norm|learning_rate)'")
 _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
     ("ckpt_load", re.compile(r"\b(?:loading|loaded|load_checkpoint|resum\w*)\b.{0,80}checkpoint", re.IGNORECASE)),
@@ -245,12 +251,14 @@ def content_level(message: str) -> Level | None:
     return None
 
 
-LineKind = Literal["exception", "frame", "caret", "traceback", "other"]
+LineKind = Literal["exception", "frame", "caret", "traceback", "dump", "other"]
 
 
 def line_kind(message: str) -> LineKind:
     """Where a message sits in a traceback: the exception line, a frame, the `^^^` under a source line, the traceback
-    header, or none of these."""
+    header, a stack dump's thread header, or none of these."""
+    if _DUMP_THREAD.match(message):
+        return "dump"
     if _FRAME.match(message):
         return "frame"
     if _CARET.match(message):
@@ -271,7 +279,8 @@ def resume_step(message: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-_FRAME_FUNCTION = re.compile(r'^(?:File "[^"]*", line \d+, in (\S+)|\S+\.pyx?:\d+ in (\S+)$|in (\S+):\d+$)')
+_FRAME_FUNCTION = re.compile(r'^(?:File "[^"]*", line \d+,? in (\S+)|\S+\.pyx?:\d+ in (\S+)$|in (\S+):\d+$|'
+                             r'([\w.<>]+) \([^()\s]+\.pyx?:\d+\)$)')
 # the functions a traceback passes through while a framework trains, evaluates, saves a checkpoint, or sets up
 _STAGE_OF_FUNCTIONS: list[tuple[str, re.Pattern[str]]] = [
     ("checkpoint", re.compile(r"save_checkpoint|_save|save_state|save_model|async_save|dcp_save|^save$")),

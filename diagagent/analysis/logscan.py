@@ -39,6 +39,7 @@ from diagagent.analysis.templates import (
     CORRUPT,
     HEX_SHAPE_TABLE,
     K_CARET,
+    K_DUMP,
     K_ERROR_HEAD,
     K_EXCEPTION,
     K_FRAME,
@@ -63,6 +64,7 @@ PARALLEL_BYTES = 256 << 20  # bundles with more log bytes than this are read by 
 NEAR_LINES = 32  # a line that prints no time takes the time of a line at most this far before it
 K_ACTIVE = ~(K_HEADER | K_INDENTED)  # kind bits that need a look in the hot loop
 WORD_STAGES_PER_FILE = 512
+THREAD_DUMPS_PER_FILE = 256
 FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
 WARNING = 2
 _RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): ")
@@ -102,6 +104,16 @@ class MetricEvent:
 
 
 @dataclass(slots=True)
+class ThreadDump:
+    """One thread of a stack dump printed into a log (faulthandler, py-spy): where that thread was."""
+
+    line: int  # its header
+    text: str
+    main: bool  # the main thread (py-spy's "MainThread", faulthandler's "Current thread")
+    frames: list[tuple[int, str, str]] = field(default_factory=list)  # (line, text, function), innermost first
+
+
+@dataclass(slots=True)
 class FileSummary:
     """What one log file showed about progress and stages."""
 
@@ -131,6 +143,7 @@ class FileSummary:
     # lines whose words name a stage (stage_of_words), at the first line of each shape: the words around a cause
     # when its template folded them away ("INFO bootstrap.cu:169 -> 2" under "INFO <*>:<*> -> <*>")
     word_stages: list[tuple[int, Stage]] = field(default_factory=list)
+    thread_dumps: list[ThreadDump] = field(default_factory=list)  # stack dumps' threads, in order
 
 
 @dataclass(slots=True)
@@ -333,7 +346,8 @@ class _FileReader:
         self.last_timed: tuple[int, bytes] = (0, b"")  # the latest line that printed a time
         self.parsed: tuple[int, float | None] = (-1, None)  # the time read from it, once
         self.tb = 0  # traceback state: 0 none, 1 header seen, 2 after a frame, 3 after a source line, 4 after the
-        # exception line or an error line with a header (what follows without a header continues its message)
+        # exception line or an error line with a header (what follows without a header continues its message), 5 in
+        # a stack dump's thread
         self.stage_before = "init"  # the stage a checkpoint or eval returns to
         self.pending: list[Occurrence] = []  # occurrences without a time, waiting for the next line that has one
         self.seen: set[int] = set()  # message ids already seen in this file
@@ -457,6 +471,21 @@ class _FileReader:
             counts.update(ids)
         return lineno
 
+    def _thread_dump(self, raw: bytes, lineno: int) -> None:
+        dumps = self.summary.thread_dumps
+        self.tb = 5
+        if len(dumps) < THREAD_DUMPS_PER_FILE:
+            text = _text(raw)
+            dumps.append(ThreadDump(lineno, text, main="Current thread" in text or '"MainThread"' in text))
+
+    def _dump_frame(self, raw: bytes, lineno: int) -> None:
+        dumps = self.summary.thread_dumps
+        if dumps and dumps[-1].line < lineno and len(dumps[-1].frames) < 64 and len(dumps) <= THREAD_DUMPS_PER_FILE:
+            text = _text(raw)
+            function = frame_function(split_header(text).message)
+            if function is not None:
+                dumps[-1].frames.append((lineno, text, function))
+
     def _word_stage(self, raw: bytes, lineno: int) -> None:
         stages = self.summary.word_stages
         if len(stages) < WORD_STAGES_PER_FILE:
@@ -512,6 +541,14 @@ class _FileReader:
         marker = kind & K_MARKER_MASK
         if marker:
             self._marker(MARKERS[marker], raw, lineno)
+        if kind & K_DUMP:
+            self._thread_dump(raw, lineno)
+            return
+        if self.tb == 5:
+            if kind & K_FRAME:
+                self._dump_frame(raw, lineno)
+                return
+            self.tb = 0
         if kind & K_TRACEBACK:
             self.tb = 1
             self.frames, self.frame_lines = [], []

@@ -53,7 +53,9 @@ K_MARKER_MASK = 15
 K_EXCEPTION, K_FRAME, K_TRACEBACK, K_SKIP, K_CARET, K_HEADER, K_ERROR_HEAD = 16, 32, 64, 128, 256, 512, 1024
 K_ERROR_WORDS = 2048  # the message's own words say error (whatever its header's level)
 K_INDENTED = 4096  # the message is indented (after any rank prefix): under a traceback, or a detail line
-_KIND_BITS = {"exception": K_EXCEPTION, "frame": K_FRAME, "caret": K_CARET, "traceback": K_TRACEBACK, "other": 0}
+K_DUMP = 8192  # a thread's header in a stack dump (faulthandler, py-spy): its frames follow, innermost first
+_KIND_BITS = {"exception": K_EXCEPTION, "frame": K_FRAME, "caret": K_CARET, "traceback": K_TRACEBACK, "dump": K_DUMP,
+              "other": 0}
 
 
 def _is_corrupt(text: str) -> bool:
@@ -116,8 +118,8 @@ class LineShaper:
             parsed = split_header(text)
             message, header_level, structured = parsed.message[:MAX_MESSAGE_CHARS], parsed.level, parsed.structured
             indented = parsed.indented
-            if not message:  # a line that is all header ("[0]:") is its own message
-                message = text.strip()[:MAX_MESSAGE_CHARS]
+            if not message:  # a line that is all header ("[rank0]:" between a dump's threads) says nothing
+                return BLANK
         else:
             message, header_level = text.strip()[:MAX_MESSAGE_CHARS], None
         masked = mask(message, self.names)
@@ -134,7 +136,8 @@ class LineShaper:
             self._ids[masked] = mid
             self.messages.append(masked)
             self.levels.append(level)
-            marker = marker_of(message) if kind != "exception" else None
+            # a frame naming save_checkpoint is no marker: it is printed after the fact, not when saving began
+            marker = marker_of(message) if kind in ("other", "traceback") else None
             error_head = structured and level >= LEVEL_RANK["error"]
             error_words = word_level in ("error", "fatal")
             self.kinds.append((MARKERS.index(marker) if marker else 0) | _KIND_BITS[kind]

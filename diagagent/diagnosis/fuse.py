@@ -30,6 +30,7 @@ MAX_NAMED = 8  # L4 recommends its top 8 nodes
 MAX_LOG_CAUSES = 4
 MAX_SAME_ERROR = 2  # lines of one cause event on other ranks, cited beside its first
 MAX_PROBE_LINES = 4
+MAX_THREAD_DUMPS_CITED = 2
 # Probes that test a node (a diagnostic run, a benchmark): they confirm what the device state (dmesg, nvidia-smi,
 # ibstat, port counters) shows, so where the device state shows a fatal fault they are context, not the cause.
 CONFIRMING_PROBES = {"dcgm-diag", "nccl-tests"}
@@ -140,6 +141,11 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         if ev not in g.log_causes:
             g.log_causes.append(ev)
             g.query.append(f"{anomaly.kind.replace('_', ' ')}: {loc.text}")
+    for loc in logs.thread_dumps[:MAX_THREAD_DUMPS_CITED]:  # a stack dump in the logs: where a main thread was; the
+        # cause when nothing else in the logs is (a hang's py-spy dump, dev:torchtitan-168's faulthandler dump)
+        role: EvidenceRole = "cause" if not causes else "context"
+        (g.log_causes if role == "cause" else g.context).append(
+            _cite_log(a, loc, role, "where this main thread was when its stack was dumped"))
     # the last activity before the failure, as context: the last progress line; for a hang, also the last line
     # the job printed (dev:nccl-85, a hung nccl-tests run whose only tell is the table header it stopped at)
     activity = [logs.last_progress] + ([logs.last_line] if a.bundle.job.status == "hung" else [])
@@ -405,6 +411,10 @@ def _root_cause(what: str, named: list[NodeScore], causes: list[Evidence], stage
 
 def _notes(a: Analyses, decision: Decision, named: list[NodeScore]) -> list[str]:
     notes = [MISSING_PART_NOTES[p] for p in a.bundle.missing]
+    if "stacks" in a.bundle.missing and a.logs is not None and a.logs.thread_dumps:
+        notes[notes.index(MISSING_PART_NOTES["stacks"])] = (
+            f"no stacks/ in this bundle: {len(a.logs.thread_dumps)} stack dump(s) printed in the logs were read for "
+            "where each main thread was; py-spy dumps of every rank would localize a hang")
     notes.extend(a.notes)
     for findings, attr in ((a.flows, "note"), (a.stacks, "note"), (a.health, "note")):
         text = getattr(findings, attr, "") if findings is not None else ""
