@@ -337,3 +337,18 @@ def test_a_faulthandler_dump_alone_gives_the_stage_from_its_frames(tmp_path: Pat
     f = _analyze(fx.write(tmp_path / "fh", {"logs/n-1/stdout.log": body}, fx.job_yaml(["n-1"], gpus=1)))
     assert f.thread_dumps[0].line == 4
     assert f.stage == "checkpoint"
+
+
+def test_a_cpp_terminate_ends_in_its_what_line_and_a_loss_by_batch_is_the_last_activity(tmp_path: Path) -> None:
+    # libstdc++'s documented abort message under ProcessGroupNCCL's (dev:deepspeed-2931); CosyVoice's per-batch
+    # print (dev:cosyvoice-517) and T5X's "Training: step N" (dev:architecture-objective-26) are progress
+    body = ("2024-10-18 20:48:27,683 DEBUG TRAIN Batch 15/37700 loss 1.543046 acc 0.267136 lr 0.00055927\n"
+            "[E ProcessGroupNCCL.cpp:461] To avoid data inconsistency, we are taking the entire process down.\n"
+            "terminate called after throwing an instance of 'std::runtime_error'\n"
+            "  what():  NCCL error: unhandled system error, NCCL version 2.14.3\n")
+    f = _analyze(fx.write(tmp_path / "what", {"logs/n-1/stdout.log": body}, fx.job_yaml(["n-1"], gpus=1)))
+    assert f.causes()[0].first.line == 4 and f.causes()[0].level == "error"
+    assert f.last_progress is not None and f.last_progress.line == 1
+    t5x = "I1115 16:00:39.451283 140065933160448 trainer.py:501] Training: step 198\nE1115 boom: coordination error\n"
+    g = _analyze(fx.write(tmp_path / "t5x", {"logs/n-1/stdout.log": t5x}, fx.job_yaml(["n-1"], gpus=1)))
+    assert g.last_progress is not None and g.last_progress.line == 1 and g.first_abnormal_iteration == 199

@@ -777,7 +777,7 @@ def _last_activity(files: list[FileSummary]) -> tuple[LogLocation | None, LogLoc
     last_progress = None
     if progress:
         f = max(progress, key=lambda f: (f.last_iteration_ts or -math.inf, f.last_iteration or 0, f.lines))
-        last_progress = LogLocation(file=f.file, line=f.last_iteration_line, host=f.host, rank=f.rank,
+        last_progress = LogLocation(file=f.file, line=f.last_progress_line, host=f.host, rank=f.rank,
                                     ts=f.last_iteration_ts, text=f.last_iteration_text)
     printed = [f for f in files if f.last_text]
     last_line = None

@@ -69,7 +69,8 @@ _PROGRAM_LEVEL = re.compile(r"[\w./-]+: (error|warning|fatal|warn|info)\b", re.I
 _EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*(?:[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout|Warning)"
     r"|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclRemoteError|"
-    r"ncclInvalidArgument)\b(?::|$)")
+    r"ncclInvalidArgument)\b(?::|$)"
+    r"|what\(\):\s")  # libstdc++'s "terminate called after throwing an instance of 'X'" then "  what():  <message>"
 # a frame: Python's, c10's "frame #3:", gdb's "#3 0x... in", Java's "at pkg.Class.method(", and rich.traceback's
 # "/path/file.py:989 in to" or "in to:989" (rich's documented panel, once split_header has peeled its borders)
 _FRAME = re.compile(r'^(?:File "[^"]*", line \d+|frame #\d+:|#\d+ +0x[0-9a-f]+ in |at [\w.$<>]+\(|'
@@ -80,7 +81,7 @@ _FRAME = re.compile(r'^(?:File "[^"]*", line \d+|frame #\d+:|#\d+ +0x[0-9a-f]+ i
 _DUMP_THREAD = re.compile(r'^(?:(?:Current )?[Tt]hread 0x[0-9a-fA-F]+ (?:\[[^\]]*\] )?\(most recent call first\):|'
                           r'Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:active|idle)[^)]*\)(?:: "[^"]*")?$)')
 _CARET = re.compile(r"^[~^ ]*\^[~^ ]*$|^[╰─╯]+$")  # also the bottom border of a rich.traceback panel
-_TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):?|Stack trace:|Exception raised from |"
+_TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):?|terminate called after throwing an instance of|Stack trace:|Exception raised from |"
                         r"During handling of the above exception|The above exception was the direct cause)")
 _FATAL_WORDS = re.compile(r"\b(?:fatal|panic|core dumped|segmentation fault|segfault|sigsegv|sigabrt|sigbus|"
                           r"unrecoverable|kernel bug|oops)\b", re.IGNORECASE)
@@ -125,7 +126,7 @@ Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end"
 _ITERATION = re.compile(
     r"(?:\b(?:iteration|iter|step|global_step|steps|train_step)\b\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"
     r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+))", re.IGNORECASE)  # "it=7604"
-_PROGRESS_WORDS = re.compile(r"loss|\blr\b|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
+_PROGRESS_WORDS = re.compile(r"loss|\blr\b|^Training: step|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
                              r"throughput|elapsed|it/s|s/it|samples/s|SamplesPerSec", re.IGNORECASE)  # DeepSpeed's
 # timer: "epoch=0/micro_step=1200/global_step=1200, RunningAvgSamplesPerSec=41.2, CurrSamplesPerSec=40.9, ..."
 _HF_METRICS = re.compile(r"^\{'(?:loss|train_loss|grad_norm|learning_rate)'")

@@ -138,6 +138,7 @@ class FileSummary:
     slow_ratio: float | None = None
     median_step_s: float | None = None
     last_iteration_text: str = ""  # the last progress line: the last activity before a hang or a kill
+    last_progress_line: int = 0
     last_line: int = 0  # the file's last line that is not blank, and its text
     last_text: str = ""
     # lines whose words name a stage (stage_of_words), at the first line of each shape: the words around a cause
@@ -190,7 +191,7 @@ class _Progress:
     confirm: int = 0
     last_ts: float | None = None
     last_it: int | None = None
-    last_raw: bytes = b""  # the last line that gave an iteration (its time is read when the file ends)
+    last_raw: bytes = b""  # the last progress line (its time is read when the file ends)
     nan_seen: int = 0
     all_steps: list[float] = field(default_factory=list)  # a sample of step times, for the file's median
 
@@ -242,7 +243,7 @@ def _progress_line(summary: FileSummary, state: _Progress, prog: Progress, raw: 
             summary.first_iteration_ts = ts if ts is not None else parse_timestamp(_text(raw), year)
         summary.last_iteration = it
         summary.last_iteration_line = line
-        state.last_raw = raw
+    state.last_raw, summary.last_progress_line = raw, line  # (a loss printed by batch or epoch is progress too)
     summary.progress_lines += 1
 
     def metric(kind: str, value: float | None, previous: float | None) -> None:
