@@ -805,9 +805,24 @@ def _anomaly(m: MetricEvent) -> MetricAnomaly:
                          location=LogLocation(file=m.file, line=m.line, host=m.host, text=m.text))
 
 
+_SIGNAL_FRAME = re.compile(r"sigaction|signal[ _]handler|__restore_rt|\bin (?:raise|abort|killpg?)\b")
+
+
 def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[MetricAnomaly], scan: LogScan,
                    ) -> list[LogEvent]:
     order = {"cause": 0, "symptom": 1, "context": 2}
+    # a frame printed right after a fatal line that is no exception: the crash's stack, innermost first, and where it
+    # crashed is a cause beside it (dev:megatron-bridge-2355, '!!!!!!! Segfault encountered !!!!!!!' then
+    # 'File "<unknown>", line 0, in crc32_16bytes(...)')
+    frame_at = {(o.file, o.line): (c, o.text) for c in cands if c.t.kinds & K_FRAME for o in c.per_host.values()}
+    for c in [c for c in cands if c.role == "cause" and c.t.level >= LEVEL_RANK["fatal"] and not c.t.exception]:
+        occ = _cited_on(c, roots)
+        at = next((frame_at[k] for k in ((occ.file, occ.line + 1), (occ.file, occ.line + 2)) if k in frame_at
+                   and not _SIGNAL_FRAME.search(frame_at[k][1])), None)  # (past the handler that caught the signal)
+        frame = at[0] if at is not None else None
+        if frame is not None and frame.role == "context":
+            frame.role, frame.score = "cause", c.score * 0.9
+            frame.why.append("where the fatal line above it crashed")
     cands = sorted(cands, key=lambda c: (order[c.role], -round(c.score, 4), _occ_key(_cited_on(c, roots)), c.t.id))
     out = []
     for c in cands:

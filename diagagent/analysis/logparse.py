@@ -32,7 +32,7 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     # k8s CRI container log: 2024-01-01T10:00:00.123456789Z stdout F
     (re.compile(_ISO_TS + r" std(?:out|err) [FP] "), None),
     # srun --label "12: ", pdsh "node-017: " (only when a header or bracket follows)
-    (re.compile(r"\s*\d{1,6}: (?=\S)|[a-z][\w.]*[-\d][\w.-]*: (?=\[|\d{4}-\d\d-\d\d)"), None),
+    (re.compile(r"\s*\d{1,6}: (?=\s*\S)|[a-z][\w.]*[-\d][\w.-]*: (?=\[|\d{4}-\d\d-\d\d)"), None),
     # NeMo: [NeMo W 2024-01-01 10:00:00 exp_manager:123]
     (re.compile(r"\[NeMo ([DIWEC]) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\]\s*"), 1),
     # HF: [INFO|trainer.py:1234] 2024-01-01 10:00:00,123 >>
