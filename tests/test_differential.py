@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from diagagent.config import Settings
+from diagagent.diagnosis.analyses import Analyses
 from diagagent.diagnosis.differential import Line, SignatureBook, decide, match_lines
+from diagagent.diagnosis.fuse import _findings
+from diagagent.telemetry import Bundle
 from diagagent.schemata.model import read_schemata_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,8 +29,16 @@ def _dev_lines(case: str) -> list[str]:
             for line in p.read_text(encoding="utf-8", errors="replace").splitlines()]
 
 
+def _dev_findings(case: str, state_dir: Path) -> list[str]:
+    """What the analyzers found in a dev case, in the words `where: findings` signatures match."""
+    bundle = Bundle.open(ROOT / "evals" / "real" / "dev" / case)
+    analyses = Analyses(bundle, Settings(state_dir=state_dir))
+    analyses.run_all()
+    return _findings(analyses)
+
+
 @pytest.mark.parametrize("sig", BOOK.signatures, ids=[s.id for s in BOOK.signatures])
-def test_each_signature_names_a_known_fault_and_the_real_text_it_was_written_for(sig) -> None:
+def test_each_signature_names_a_known_fault_and_the_real_text_it_was_written_for(sig, tmp_path: Path) -> None:
     assert sig.fault in CATEGORIES, f"{sig.id}: {sig.fault} has no seed schema"
     assert sig.seen_in, f"{sig.id}: say what real text it was written for"
     for ref in sig.seen_in:
@@ -34,7 +46,8 @@ def test_each_signature_names_a_known_fault_and_the_real_text_it_was_written_for
         if ref.startswith("doc: "):
             continue
         case = ref.removeprefix("dev:").strip()
-        assert any(sig.pattern.search(line) for line in _dev_lines(case)), f"{sig.id} matches no line of dev:{case}"
+        lines = _dev_findings(case, tmp_path) if sig.where == "findings" else _dev_lines(case)
+        assert any(sig.pattern.search(line) for line in lines), f"{sig.id} matches no {sig.where} line of dev:{case}"
 
 
 def test_ids_are_unique_and_patterns_compile() -> None:

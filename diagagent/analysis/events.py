@@ -67,6 +67,7 @@ class LogEvent(BaseModel):
     first: LogLocation  # on the root node when it shows this event, else the earliest occurrence
     also: list[LogLocation] = Field(default_factory=list)  # a cause's first line in the root node's other files
     raised_at: LogLocation | None = None  # an exception's raising frame (`File "...", line N, in f`), user code first
+    innermost_frame: str | None = None  # an exception's innermost frame, in whatever package: where it was raised
     level: Level | None = None
     score: float
     why: str
@@ -844,7 +845,7 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
                                     text=occ.raised_at[1])  # printed just before the exception: its time
         out.append(LogEvent(id=c.t.id, template=c.t.text, count=c.t.count, hosts=hosts[:32],
                             host_count=len(c.per_host), ranks=ranks[:64], first=_location(occ, host), also=also,
-                            raised_at=raised_at,
+                            raised_at=raised_at, innermost_frame=occ.innermost,
                             level=_LEVELS[c.t.level] if c.t.level >= 0 else None, score=round(c.score, 4),
                             why="; ".join(c.why), role=c.role, stage=occ.stage,  # type: ignore[arg-type]
                             normal_share=c.normal_share))

@@ -89,6 +89,7 @@ class Occurrence:
     frames: tuple[str, ...] = ()  # an exception line: the functions of the traceback it ends, outermost first
     raised_at: tuple[int, str] | None = None  # an exception line: the frame that raised it (line, text), user code
     # first (the innermost frame outside site-packages), else the innermost
+    innermost: str | None = None  # an exception line: its traceback's innermost frame (whatever package it is in)
 
 
 @dataclass(slots=True)
@@ -358,6 +359,7 @@ class _FileReader:
         self.frame_lines: list[tuple[int, str]] = []  # its `File "...", line N` lines (line number, text)
         self.exception_frames: tuple[str, ...] = ()  # those of the last traceback, once its exception line came
         self.raised_at: tuple[int, str] | None = None  # the frame that raised the last traceback's exception
+        self.innermost: str | None = None  # and that traceback's innermost frame
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -524,7 +526,8 @@ class _FileReader:
         occ = Occurrence(file=self.lf.file, line=lineno, rank=self.rank_of(raw), text=text, ts=ts, ts_exact=exact,
                          stage=self.summary.stage, iteration=self.summary.last_iteration,
                          frames=self.exception_frames if mid == self.exception_mid and self.after_traceback else (),
-                         raised_at=self.raised_at if mid == self.exception_mid and self.after_traceback else None)
+                         raised_at=self.raised_at if mid == self.exception_mid and self.after_traceback else None,
+                         innermost=self.innermost if mid == self.exception_mid and self.after_traceback else None)
         if not exact and len(self.pending) < 10_000:
             self.pending.append(occ)
         return occ
@@ -580,6 +583,7 @@ class _FileReader:
             self.part.exception_lines.add(mid)
             self.tb, self.exception_mid, self.after_traceback = 4, mid, True
             self.exception_frames, self.frames = tuple(self.frames), []
+            self.innermost = self.frame_lines[-1][1] if self.frame_lines else None
             self.raised_at, self.frame_lines = raising_frame(self.frame_lines), []
         elif kind & K_ERROR_HEAD:  # what follows an error line without a header of its own continues its message
             self.tb, self.exception_mid, self.after_traceback = 4, mid, False

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from diagagent.analysis.logparse import stage_of_words
+from diagagent.analysis.logparse import line_kind, split_header, stage_of_words
 from diagagent.config import Settings
 from diagagent.contract import Diagnosis, Evidence, EvidenceRole, NodeScore, SchemaMatch
 from diagagent.diagnosis.analyses import Analyses, ProgressSink
@@ -31,6 +31,8 @@ MAX_LOG_CAUSES = 4
 MAX_SAME_ERROR = 2  # lines of one cause event on other ranks, cited beside its first
 MAX_PROBE_LINES = 4
 MAX_THREAD_DUMPS_CITED = 2
+SCHEMA_TIE = 0.02  # two schemata of other categories this close in score: the match tells neither (dev:transformers-25988
+# matched user_code_exception's and framework_bug's same AttributeError template alike)
 # Probes that test a node (a diagnostic run, a benchmark): they confirm what the device state (dmesg, nvidia-smi,
 # ibstat, port counters) shows, so where the device state shows a fatal fault they are context, not the cause.
 CONFIRMING_PROBES = {"dcgm-diag", "nccl-tests"}
@@ -288,13 +290,16 @@ def _differential_lines(a: Analyses) -> list[Line]:
 
 
 def _findings(a: Analyses) -> list[str]:
-    """What the stacks and flows found, in the words knowledge/signatures.yaml matches (where: findings)."""
+    """What the stacks, flows and tracebacks found, in the words knowledge/signatures.yaml matches (where: findings)."""
     status = a.bundle.job.status
     out = []
     stacks = a.stacks
     if stacks is not None and stacks.present:
         out += [f"stack outlier ({status} job): ranks {c.ranks_text} in {c.top}"
                 for c in stacks.clusters if c.role == "outlier"][:2]
+    if a.logs is not None:  # where each cause exception was raised: a framework's own code, the job's, a library's
+        out += [f"exception raised at: {e.innermost_frame.strip()} => {e.first.text.strip()}"
+                for e in a.logs.events if e.role == "cause" and e.innermost_frame][:2]
     flows = a.flows
     if flows is not None and flows.has_flows and flows.flagged:
         out += [f"flow straggler: {s.host}" for s in flows.stragglers if s.flagged][:1]
@@ -368,6 +373,12 @@ def _named_nodes(g: _Gathered, schema: FailureSchema | None, job_hosts: set[str]
                       evidence=g.votes.evidence.get(h, [])[:6]) for h, s in named[:MAX_NAMED]]
 
 
+def _is_code(text: str) -> bool:
+    """A traceback's frame or source line (`File "x.py", line 9, in f` / `    raise ...`), after any rank prefix."""
+    parsed = split_header(text)
+    return parsed.indented or line_kind(parsed.message) == "frame"
+
+
 def _ordered_causes(g: _Gathered, named: list[str], proof: list[Evidence]) -> list[Evidence]:
     """Cause evidence: the lines that prove the decided fault first, then the named nodes' first: their log lines,
     their probe lines, then the rest."""
@@ -378,7 +389,8 @@ def _ordered_causes(g: _Gathered, named: list[str], proof: list[Evidence]) -> li
 
     logs = sorted(g.log_causes, key=on_top)
     probes = sorted(g.probe_causes, key=on_top)
-    out = proof + logs[:2] + probes[:2] + logs[2:] + probes[2:] + g.other_causes
+    code = [e for e in proof if _is_code(e.text)]  # a frame that proves it goes beside the exception, not above it
+    out = [e for e in proof if e not in code] + logs[:2] + code + probes[:2] + logs[2:] + probes[2:] + g.other_causes
     return list({e.id: e for e in out}.values())
 
 
@@ -456,7 +468,9 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     query = list(dict.fromkeys(g.query + _symptom_phrases(a, g)))
     hits = a.search_schemata(query, k=5) if (g.query or a.bundle.job.status in ("hung", "slow")) else []
     hit = hits[0] if hits else None
-    decision = _decide(a, sig_hits, hit)
+    tied = len(hits) > 1 and hits[1].score >= hit.score - SCHEMA_TIE and (
+        hits[1].failure_schema.category != hit.failure_schema.category)
+    decision = _decide(a, sig_hits, None if tied else hit)  # two categories' schemata that match alike tell neither
     # each fault's schema: the best match where it names that fault (its title says Xid 94, not just ECC)
     schemata = {**a.fault_schemata, **{h.fault: h.failure_schema for h in reversed(hits)}}
     fault_schema = schemata.get(decision.fault) if decision.fault else None
