@@ -186,8 +186,8 @@ def add_case(annotation: Path, split: str = "dev", root: Path = HERE, force: boo
         if unknown:
             raise CaseError(f"{key}: {sorted(unknown)} are not log folders ({hosts})")
     folder = root / split / str(note["id"])
-    for other in root.glob(f"*/{note['id']}"):
-        if other != folder or not force:
+    for other in (root / name / str(note["id"]) for name in ("dev", "test")):  # a case id is unique across splits
+        if other.exists() and (other != folder or not force):
             raise CaseError(f"{other} exists (use --force to replace a case in the same split)")
     tmp = folder.with_name(folder.name + ".partial")
     shutil.rmtree(tmp, ignore_errors=True)
