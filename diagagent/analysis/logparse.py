@@ -310,10 +310,16 @@ def stage_of_frames(functions: list[str]) -> str | None:
                 return stage
     if any(_RUNNING_MODEL.search(f) for f in functions):
         return "training"  # the model ran, or a batch was fetched, in no named stage: the training loop
+    if any(_SETTING_UP.search(f) for f in functions):
+        return "init"  # an object under construction, a model being parallelized, and no step ran
     return None
 
 
 _RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_loop)$")
+# a constructor or a setup function with no stage named inside it: dev:transformers-25988 (Trainer.__init__ ->
+# create_accelerator_and_postprocess), dev:torchtitan-2184 (Trainer.__init__ -> parallelize_llama)
+_SETTING_UP = re.compile(r"^(?:__init__|__post_init__|_?setup\w*|configure_\w+|parallelize\w*|_?build_\w+|"
+                         r"create_\w+|_?init_\w+|prepare)$")
 
 # What a line's words say the job was doing, for logs without iteration lines or a traceback's frames (a partial
 # paste, a Ray actor's output). Checkpoint and eval first: they happen inside training. Written for the phrasing of
@@ -348,8 +354,14 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+# a file path's words name where code lives, not what the job did ('/root/qwen3-grpo/.venv/...' in dev:verifiers-96's
+# ImportError, '/torchtitan/train.py' in an __init__ frame of dev:torchtitan-2184)
+_PATH = re.compile(r"""(?:~|\.{1,2})?/[^\s"':,]+""")
+
+
 def stage_of_words(text: str) -> str | None:
-    """The stage a line's words name (checkpoint, eval, training, init), or None."""
+    """The stage a line's words name (checkpoint, eval, training, init), or None. File paths are not words."""
+    text = _PATH.sub(" ", text)
     for stage, pattern in _STAGE_OF_WORDS:
         if pattern.search(text):
             return stage
