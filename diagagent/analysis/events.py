@@ -393,9 +393,11 @@ def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool:
 # What PyTorch appends to every CUDA error's message (c10/cuda/CUDAException: "CUDA kernel errors might be
 # asynchronously reported at some other API call, so the stacktrace below might be incorrect.", "For debugging
 # consider passing CUDA_LAUNCH_BLOCKING=1.", "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."):
-# advice, never the error, though its words say error (dev:self-rag-91)
+# advice, never the error, though its words say error (dev:self-rag-91); so is torch.distributed.elastic's summary
+# line for a rank that wrote no error file, "traceback : To enable traceback see: https://pytorch.org/docs/stable/
+# elastic/errors.html" (dev:chatglm-efficient-tuning-75)
 _ADVICE = re.compile(r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
-                     r"CUDA_LAUNCH_BLOCKING|^Compile with .TORCH_USE_CUDA_DSA")
+                     r"CUDA_LAUNCH_BLOCKING|^Compile with .TORCH_USE_CUDA_DSA|^traceback\s*: To enable traceback see")
 
 
 # --- nodes: which node the failure began on -----------------------------------------------------------------------

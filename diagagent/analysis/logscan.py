@@ -72,6 +72,9 @@ _NCCL_HOST = re.compile(rb"^\s*(?:\[\w+\]:)?([\w.-]+):\d+:\d+ \[\d+\] NCCL")
 Stage = str  # init | training | checkpoint | eval | shutdown
 
 
+ROOT_CAUSE_BLOCK = 8  # torchrun's root-cause block: '[0]:', time, host, rank, exitcode, error_file, traceback
+
+
 @dataclass(slots=True)
 class Occurrence:
     """Where a message first occurred on one host."""
@@ -347,6 +350,7 @@ class _FileReader:
         self.progress = _Progress()
         self.last_timed: tuple[int, bytes] = (0, b"")  # the latest line that printed a time
         self.parsed: tuple[int, float | None] = (-1, None)  # the time read from it, once
+        self.root_cause_until = 0  # torchrun's 'Root Cause (first observed failure):' block runs to this line
         self.tb = 0  # traceback state: 0 none, 1 header seen, 2 after a frame, 3 after a source line, 4 after the
         # exception line or an error line with a header (what follows without a header continues its message), 5 in
         # a stack dump's thread
@@ -470,6 +474,8 @@ class _FileReader:
             if mid not in seen:
                 seen.add(mid)
                 self._first_in_file(mid, raw, lineno, host_scan)  # type: ignore[arg-type]
+            elif lineno <= self.root_cause_until:
+                self._root_cause_line(mid, raw, lineno, host_scan)  # type: ignore[arg-type]
         if counts is not None and ids:
             counts.update(ids)
         return lineno
@@ -540,8 +546,17 @@ class _FileReader:
                 occ.ts_next = ts
             self.pending.clear()
 
+    def _root_cause_line(self, mid: int, raw: bytes, lineno: int, scan: HostScan) -> None:
+        """A line of torchrun's root-cause block (its exit code, signal, host) that the block of the other failures
+        printed first: the root cause's is the one to cite (dev:chatglm-efficient-tuning-75)."""
+        first = scan.first.get(mid)
+        if first is not None and first.file == self.lf.file and first.line < lineno:
+            scan.first[mid] = self._occurrence(raw, lineno, mid)
+
     def _structure(self, mid: int, kind: int, raw: bytes, lineno: int) -> None:
         """Markers (progress, stage) and the traceback state: which lines are frames, source, the exception."""
+        if b"Root Cause (first observed failure)" in raw:  # torch.distributed.elastic's failure summary
+            self.root_cause_until = lineno + ROOT_CAUSE_BLOCK
         marker = kind & K_MARKER_MASK
         if marker:
             self._marker(MARKERS[marker], raw, lineno)
