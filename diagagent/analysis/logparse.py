@@ -287,7 +287,7 @@ _STAGE_OF_FUNCTIONS: list[tuple[str, re.Pattern[str]]] = [
     ("checkpoint", re.compile(r"save_checkpoint|_save|save_state|save_model|async_save|dcp_save|^save$")),
     ("eval", re.compile(r"evaluat|validation_step|_validate|eval_step|prediction_step")),
     ("training", re.compile(r"train_step|training_step|forward_backward|_inner_training_loop|train_batch|"
-                            r"run_training|fit_loop|^backward$|optimizer_step|^step$")),
+                            r"run_training|^train$|fit_loop|^backward$|optimizer_step|^step$")),
     ("init", re.compile(r"load_checkpoint|load_state_dict|setup_model|initialize|from_pretrained|_load_checkpoint|"
                         r"build_model|get_model|resume_or_load|resume_from_checkpoint|load_from_checkpoint")),
 ]
@@ -312,15 +312,12 @@ def stage_of_frames(functions: list[str]) -> str | None:
         return "training"  # the model ran, or a batch was fetched, in no named stage: the training loop
     if any(_SETTING_UP.search(f) for f in functions):
         return "init"  # an object under construction, a model being parallelized, and no step ran
-    if "train" in functions:
-        return "training"  # a script's train(): all of the run, setup too, so only when nothing inside it says more
     return None
 
 
 _RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_loop)$")
 # a constructor or a setup function with no stage named inside it: dev:transformers-25988 (Trainer.__init__ ->
-# create_accelerator_and_postprocess), dev:torchtitan-2184 (Trainer.__init__ -> parallelize_llama), dev:colossalai-6202
-# (train(args) -> MoeHybridParallelPlugin.__init__)
+# create_accelerator_and_postprocess), dev:torchtitan-2184 (Trainer.__init__ -> parallelize_llama)
 _SETTING_UP = re.compile(r"^(?:__init__|__post_init__|_?setup\w*|configure_\w+|parallelize\w*|_?build_\w+|"
                          r"create_\w+|_?init_\w+|prepare)$")
 
