@@ -68,6 +68,7 @@ class LogEvent(BaseModel):
     also: list[LogLocation] = Field(default_factory=list)  # a cause's first line in the root node's other files
     raised_at: LogLocation | None = None  # an exception's raising frame (`File "...", line N, in f`), user code first
     innermost_frame: str | None = None  # an exception's innermost frame, in whatever package: where it was raised
+    last: LogLocation | None = None  # a warning or error printed again: its last line on that host (where it ended up)
     level: Level | None = None
     score: float
     why: str
@@ -811,6 +812,15 @@ def _anomaly(m: MetricEvent) -> MetricAnomaly:
 _SIGNAL_FRAME = re.compile(r"sigaction|signal[ _]handler|__restore_rt|\bin (?:raise|abort|killpg?)\b")
 
 
+def _last_on(scan: LogScan, c: _Candidate, occ: Occurrence, host: str) -> LogLocation | None:
+    """The template's last line on the cited host, when it came after the cited one: a repeated warning's last value
+    (apex's 'reducing loss scale to 0.5' after '... to 32768.0', dev:apex-834)."""
+    last = scan.last.get(c.t.id, {}).get(host)
+    if last is None or (last.file, last.line) <= (occ.file, occ.line):
+        return None
+    return _location(last, host)
+
+
 def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[MetricAnomaly], scan: LogScan,
                    ) -> list[LogEvent]:
     order = {"cause": 0, "symptom": 1, "context": 2}
@@ -847,7 +857,7 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
                                     text=occ.raised_at[1])  # printed just before the exception: its time
         out.append(LogEvent(id=c.t.id, template=c.t.text, count=c.t.count, hosts=hosts[:32],
                             host_count=len(c.per_host), ranks=ranks[:64], first=_location(occ, host), also=also,
-                            raised_at=raised_at, innermost_frame=occ.innermost,
+                            raised_at=raised_at, innermost_frame=occ.innermost, last=_last_on(scan, c, occ, host),
                             level=_LEVELS[c.t.level] if c.t.level >= 0 else None, score=round(c.score, 4),
                             why="; ".join(c.why), role=c.role, stage=occ.stage,  # type: ignore[arg-type]
                             normal_share=c.normal_share))

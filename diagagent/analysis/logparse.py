@@ -91,8 +91,10 @@ _ERROR_WORDS = re.compile(
     r"could not|no such|not found|lost|missing|mismatch|unhandled|crash(?:ed)?|hang|hung|stuck|xid|"
     r"fallen off|link down|port down|exited with|exit code|exitcode|non-zero|nonzero|traceback|assert(?:ion)?)\b",
     re.IGNORECASE)
+# an fp16 overflow is a warning whatever the header says: apex's 'Gradient overflow.  Skipping step' (no header,
+# dev:apex-834), DeepSpeed's '[INFO] ... OVERFLOW! Rank 0 Skipping step' (dev:transformers-14531)
 _WARNING_WORDS = re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retrying|slow(?:er)?|throttl\w*|"
-                            r"degraded|unstable)\b", re.IGNORECASE)
+                            r"degraded|unstable|overflow)\b", re.IGNORECASE)
 _ZERO_COUNTS = re.compile(r"\b(?:errors?|fail(?:ed|ures?)|nan|skipped|timeouts?)[\w ]*[:=]\s*0\b", re.IGNORECASE)
 
 # what a rank prints when a peer failed: timeouts, lost peers, aborted communicators, the launcher's kill and summary

@@ -41,6 +41,7 @@ from diagagent.analysis.templates import (
     K_CARET,
     K_DUMP,
     K_ERROR_HEAD,
+    K_ERROR_WORDS,
     K_EXCEPTION,
     K_FRAME,
     K_HEADER,
@@ -48,6 +49,7 @@ from diagagent.analysis.templates import (
     K_MARKER_MASK,
     K_SKIP,
     K_TRACEBACK,
+    K_WARNING_WORDS,
     MARKERS,
     OVERFLOW,
     SHAPE_TABLE,
@@ -63,6 +65,7 @@ CITE_CHARS = 2000  # a cited line's text is kept up to this many characters
 PARALLEL_BYTES = 256 << 20  # bundles with more log bytes than this are read by several processes
 NEAR_LINES = 32  # a line that prints no time takes the time of a line at most this far before it
 K_ACTIVE = ~(K_HEADER | K_INDENTED)  # kind bits that need a look in the hot loop
+WORDS_SAY_WARNING = K_ERROR_WORDS | K_WARNING_WORDS  # an INFO line whose words say warning or error
 WORD_STAGES_PER_FILE = 512
 THREAD_DUMPS_PER_FILE = 256
 FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
@@ -156,6 +159,7 @@ class HostScan:
     counts: Counter[int] = field(default_factory=Counter)  # message id -> lines
     first: dict[int, Occurrence] = field(default_factory=dict)
     in_files: dict[int, list[Occurrence]] = field(default_factory=dict)  # warnings and errors: first in each file
+    last: dict[int, Occurrence] = field(default_factory=dict)  # warnings and errors printed again: their last line
     files: int = 0
     lines: int = 0
 
@@ -357,6 +361,7 @@ class _FileReader:
         self.stage_before = "init"  # the stage a checkpoint or eval returns to
         self.pending: list[Occurrence] = []  # occurrences without a time, waiting for the next line that has one
         self.seen: set[int] = set()  # message ids already seen in this file
+        self.repeated: dict[int, tuple[int, bytes]] = {}  # a warning or error printed again: its last (line, text)
         self.exception_mid = -1  # the exception line (or error line) whose message the next lines may continue
         self.after_traceback = False  # that line ended a traceback (not an error line with a header)
         self.frames: list[str] = []  # the functions of the traceback being read
@@ -443,6 +448,7 @@ class _FileReader:
         shaper = self.shaper
         counts = host_scan.counts if host_scan is not None else None
         seen = self.seen
+        levels, repeated = shaper.levels, self.repeated
         ids: list[int] = []
         append = ids.append
         pending = self.pending
@@ -476,6 +482,8 @@ class _FileReader:
                 self._first_in_file(mid, raw, lineno, host_scan)  # type: ignore[arg-type]
             elif lineno <= self.root_cause_until:
                 self._root_cause_line(mid, raw, lineno, host_scan)  # type: ignore[arg-type]
+            elif levels[mid] >= WARNING or kind & WORDS_SAY_WARNING:
+                repeated[mid] = (lineno, raw)
         if counts is not None and ids:
             counts.update(ids)
         return lineno
@@ -648,6 +656,14 @@ class _FileReader:
 
     def _finish(self, lineno: int) -> None:
         summary = self.summary
+        host_scan = self.part.hosts.get(self.lf.host) if self.lf.host is not None else None
+        if host_scan is not None:  # where a repeated warning ended up: the loss scale at its floor, the last retry
+            for mid, (line, raw) in self.repeated.items():
+                text = _text(raw)
+                ts = _ts_of([raw], self.year)
+                host_scan.last[mid] = Occurrence(file=self.lf.file, line=line, rank=self.rank_of(raw), text=text, ts=ts,
+                                                 ts_exact=ts is not None, stage=summary.stage,
+                                                 iteration=summary.last_iteration)
         summary.last_ts = _ts_of([self.last_timed[1]], self.year) if self.last_timed[1] else None
         steps = self.progress.all_steps
         summary.median_step_s = statistics.median(steps) if steps else None
@@ -714,6 +730,8 @@ class LogScan:
     lines_skipped: int
     lines_not_utf8: int
     issues: list[str]
+    last: dict[str, dict[str, Occurrence]] = field(default_factory=dict)  # warnings and errors printed again:
+    # template id -> host -> the latest line (a loss scale's last value, the last retry)
 
 
 def _earlier(a: Occurrence, b: Occurrence) -> bool:
@@ -769,6 +787,7 @@ def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str
     host_counts: dict[str, Counter[str]] = {}
     first: dict[str, dict[str, Occurrence]] = {}
     in_files: dict[str, dict[str, list[Occurrence]]] = {}
+    last: dict[str, dict[str, Occurrence]] = {}
     for part, part_clusters in zip(parts, clusters):
         tid_of: list[str | None] = [tid_of_cluster.get(c) for c in part_clusters]
         for mid, tid in enumerate(tid_of):
@@ -807,6 +826,11 @@ def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str
                 tid = tid_of[mid]
                 if tid is not None:
                     in_files.setdefault(tid, {}).setdefault(host, []).extend(occs)
+            for mid, occ in scan.last.items():
+                tid = tid_of[mid]
+                known = last.setdefault(tid, {}).get(host) if tid is not None else None
+                if tid is not None and (known is None or _earlier(known, occ)):
+                    last[tid][host] = occ
     files = sorted((f for part in parts for f in part.files), key=lambda f: f.file)
     last_line = {f.file: f.last_iteration_line for f in files}
     for per_host in first.values():
@@ -822,4 +846,5 @@ def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str
     return LogScan(templates=templates, host_counts=host_counts, first=first, in_files=in_files, files=files,
                    hosts_with_logs=hosts, lines_read=sum(p.lines_read for p in parts),
                    lines_skipped=sum(p.lines_skipped for p in parts),
-                   lines_not_utf8=sum(p.lines_not_utf8 for p in parts), issues=[i for p in parts for i in p.issues])
+                   lines_not_utf8=sum(p.lines_not_utf8 for p in parts), issues=[i for p in parts for i in p.issues],
+                   last=last)

@@ -54,6 +54,7 @@ K_EXCEPTION, K_FRAME, K_TRACEBACK, K_SKIP, K_CARET, K_HEADER, K_ERROR_HEAD = 16,
 K_ERROR_WORDS = 2048  # the message's own words say error (whatever its header's level)
 K_INDENTED = 4096  # the message is indented (after any rank prefix): under a traceback, or a detail line
 K_DUMP = 8192  # a thread's header in a stack dump (faulthandler, py-spy): its frames follow, innermost first
+K_WARNING_WORDS = 16384  # the message's own words say warning (an INFO line's 'OVERFLOW! ... Skipping step')
 _KIND_BITS = {"exception": K_EXCEPTION, "frame": K_FRAME, "caret": K_CARET, "traceback": K_TRACEBACK, "dump": K_DUMP,
               "other": 0}
 
@@ -140,9 +141,11 @@ class LineShaper:
             marker = marker_of(message) if kind in ("other", "traceback") else None
             error_head = structured and level >= LEVEL_RANK["error"]
             error_words = word_level in ("error", "fatal")
+            warning_words = word_level == "warning"
             self.kinds.append((MARKERS.index(marker) if marker else 0) | _KIND_BITS[kind]
                               | (K_HEADER if structured else 0) | (K_ERROR_HEAD if error_head else 0)
-                              | (K_ERROR_WORDS if error_words else 0) | (K_INDENTED if indented else 0))
+                              | (K_ERROR_WORDS if error_words else 0) | (K_WARNING_WORDS if warning_words else 0)
+                              | (K_INDENTED if indented else 0))
         elif level > self.levels[mid]:
             self.levels[mid] = level
         return mid

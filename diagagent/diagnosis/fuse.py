@@ -271,7 +271,7 @@ def _differential_lines(a: Analyses) -> list[Line]:
     faulty = {n.host for n in health.nodes if n.verdict == "faulty"} if health is not None and health.present else set()
     if a.logs is not None:
         for event in a.logs.events:
-            for loc in (event.first, *event.also[:MAX_SAME_ERROR]):
+            for loc in (event.first, *event.also[:MAX_SAME_ERROR], *([event.last] if event.last else [])):
                 role = "symptom" if faulty and loc.host not in faulty and event.role == "cause" else event.role
                 lines.append(Line(file=loc.file, line=loc.line, host=loc.host, rank=loc.rank, text=loc.text,
                                   role=role, where="logs", device_state=bool(_KERNEL_LINE.search(loc.text))))
