@@ -125,8 +125,8 @@ def is_cascade(message: str) -> bool:
 # --- framework markers of stage and progress ---------------------------------------------------------------
 Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown",
                  "ckpt_load", "straggler_report"]
-_ITERATION = re.compile(
-    r"(?:\b(?:iteration|iter|step|global_step|steps|train_step)\b\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"
+_ITERATION = re.compile(  # fairseq counts optimizer steps as "| num_updates 10198 |" (dev:fairseq-512)
+    r"(?:\b(?:iteration|iter|step|global_step|steps|train_step|num_updates)\b\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"
     r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+))", re.IGNORECASE)  # "it=7604"
 _PROGRESS_WORDS = re.compile(r"loss|\blr\b|^Training: step|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
                              r"throughput|elapsed|it/s|s/it|samples/s|SamplesPerSec", re.IGNORECASE)  # DeepSpeed's
@@ -403,8 +403,8 @@ def marker_of(message: str) -> Marker | None:
     if _HF_METRICS.match(message):
         return "iteration"
     m = _ITERATION.search(message)
-    if m and (m.group(4) or _PROGRESS_WORDS.search(message)):
-        return "iteration"
+    if m and (m.group(2) or m.group(4) or _PROGRESS_WORDS.search(message)):
+        return "iteration"  # a step with its total is progress by itself: OLMo's "[step=50/65355,epoch=0]" (dev:olmo-788)
     if _LOSS.search(message):  # a loss printed with no step, or by epoch: "epoch: 3451 loss: nan" (dev:gradnorm-tf-17)
         return "iteration"
     return None
