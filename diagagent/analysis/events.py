@@ -102,6 +102,8 @@ class LogFindings(BaseModel):
     # stack dumps printed into the logs (faulthandler, py-spy): the innermost frame of each main thread, the odd ones
     # out first (where those ranks were when the dump was taken)
     thread_dumps: list[LogLocation] = Field(default_factory=list)
+    # tracebacks a file ends in before their exception (a cut paste, a process killed mid-print): the innermost frame
+    cut_tracebacks: list[LogLocation] = Field(default_factory=list)
     nodes: list[NodeSuspect]  # ranked
     stage: StageName | None
     last_good_iteration: int | None
@@ -725,6 +727,11 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
         stage = _stage_at(scan, cited, tl)
     if tl.first_nan is not None and top_cause is None:
         stage = "training"
+    cut = [f for f in scan.files if f.cut_traceback is not None]
+    if stage is None and cut:
+        stage = stage_of_frames(list(cut[0].cut_traceback[2]))  # type: ignore[index,assignment]
+        if stage is not None:
+            notes.append(f"stage from the functions of a traceback cut before its exception: {stage}")
     dumps = _main_threads(scan.files)
     if stage is None and dumps:
         stage = stage_of_frames([fn for _, _, fn in reversed(dumps[0][1].frames)])  # type: ignore[assignment]
@@ -740,8 +747,10 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     last_progress, last_line = _last_activity(scan.files)
     where = [LogLocation(file=f.file, line=_stuck_in(t)[0], host=f.host, rank=f.rank, text=_stuck_in(t)[1])
              for f, t in dumps[:MAX_THREAD_DUMPS]]
+    cut_at = [LogLocation(file=f.file, line=f.cut_traceback[0], host=f.host, rank=f.rank, text=f.cut_traceback[1])
+              for f in cut[:MAX_THREAD_DUMPS] if f.cut_traceback is not None]
     return LogFindings(events=events, nodes=nodes, stage=stage, last_good_iteration=last_good,
-                       last_progress=last_progress, last_line=last_line, thread_dumps=where,
+                       last_progress=last_progress, last_line=last_line, thread_dumps=where, cut_tracebacks=cut_at,
                        first_abnormal_iteration=first_abnormal, slow_from_iteration=tl.slow_from,
                        metric_anomalies=anomalies, lines_read=scan.lines_read, lines_skipped=scan.lines_skipped,
                        templates=len(scan.templates), hosts_with_logs=hosts_total, notes=notes)

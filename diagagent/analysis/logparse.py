@@ -84,10 +84,11 @@ _CARET = re.compile(r"^[~^ ]*\^[~^ ]*$|^[╰─╯]+$")  # also the bottom borde
 _TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):?|terminate called after throwing an instance of|Stack trace:|Exception raised from |"
                         r"During handling of the above exception|The above exception was the direct cause)")
 _FATAL_WORDS = re.compile(r"\b(?:fatal|panic|core dumped|segmentation fault|segfault|sigsegv|sigabrt|sigbus|"
-                          r"unrecoverable|kernel bug|oops)\b", re.IGNORECASE)
+                          r"unrecoverable|kernel bug|oops|dumped core)\b", re.IGNORECASE)  # PALS: "rank 0 died from
+# signal 11 and dumped core" (dev:ezpz-210)
 _ERROR_WORDS = re.compile(
     r"\b(?:errors?|err|errno|exceptions?|fail(?:ed|ure|s|ing)?|abort(?:ed|ing)?|killed|oom|out of memory|timed? ?out|timeout|"
-    r"uncorrectable|illegal|invalid|corrupt(?:ed|ion)?|denied|refused|unreachable|unable to|cannot|can't|"
+    r"died|uncorrectable|illegal|invalid|corrupt(?:ed|ion)?|denied|refused|unreachable|unable to|cannot|can't|"
     r"could not|no such|not found|lost|missing|mismatch|unhandled|crash(?:ed)?|hang|hung|stuck|xid|"
     r"fallen off|link down|port down|exited with|exit code|exitcode|non-zero|nonzero|traceback|assert(?:ion)?)\b",
     re.IGNORECASE)
@@ -287,7 +288,7 @@ _FRAME_FUNCTION = re.compile(r'^(?:File "[^"]*", line \d+,? in (\S+)|\S+\.pyx?:\
 # the functions a traceback passes through while a framework trains, evaluates, saves a checkpoint, or sets up
 _STAGE_OF_FUNCTIONS: list[tuple[str, re.Pattern[str]]] = [
     ("checkpoint", re.compile(r"save_checkpoint|_save|save_state|save_model|async_save|dcp_save|^save$")),
-    ("eval", re.compile(r"evaluat|validation_step|_validate|eval_step|prediction_step")),
+    ("eval", re.compile(r"evaluat|validation_step|_validate|eval_step|prediction_step|^test$|test_step|^validate$")),
     ("training", re.compile(r"train_step|training_step|forward_backward|_inner_training_loop|train_batch|"
                             r"run_training|^train$|fit_loop|^backward$|optimizer_step|^step$")),
     ("init", re.compile(r"load_checkpoint|load_state_dict|setup_model|initialize|from_pretrained|_load_checkpoint|"

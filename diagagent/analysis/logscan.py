@@ -152,6 +152,9 @@ class FileSummary:
     # when its template folded them away ("INFO bootstrap.cu:169 -> 2" under "INFO <*>:<*> -> <*>")
     word_stages: list[tuple[int, Stage]] = field(default_factory=list)
     thread_dumps: list[ThreadDump] = field(default_factory=list)  # stack dumps' threads, in order
+    # a traceback the file ends in before its exception (a cut paste, a process killed while printing): its innermost
+    # frame (line, text) and its functions, outermost first
+    cut_traceback: tuple[int, str, tuple[str, ...]] | None = None
 
 
 @dataclass(slots=True)
@@ -341,6 +344,18 @@ def raising_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
         if not _LIBRARY_PATH.search(frame[1]):
             return frame
     return frames[-1] if frames else None
+
+
+_LOOKUP_FRAME = re.compile(r"\bin __getattr(?:ibute)?__\s*$")
+
+
+def innermost_frame(frames: list[tuple[int, str]]) -> str | None:
+    """Where an exception was raised: the innermost frame, past attribute-lookup machinery that raises for its caller
+    (torch's Module.__getattr__ under Lightning's `self.model.teardown`, dev:pytorch-lightning-2333)."""
+    for _, text in reversed(frames):
+        if not _LOOKUP_FRAME.search(text):
+            return text
+    return frames[-1][1] if frames else None
 
 
 class _FileReader:
@@ -606,7 +621,7 @@ class _FileReader:
             self.part.exception_lines.add(mid)
             self.tb, self.exception_mid, self.after_traceback = 4, mid, True
             self.exception_frames, self.frames = tuple(self.frames), []
-            self.innermost = self.frame_lines[-1][1] if self.frame_lines else None
+            self.innermost = innermost_frame(self.frame_lines)
             self.raised_at, self.frame_lines = raising_frame(self.frame_lines), []
         elif kind & K_ERROR_HEAD:  # what follows an error line without a header of its own continues its message
             self.tb, self.exception_mid, self.after_traceback = 4, mid, False
@@ -656,6 +671,9 @@ class _FileReader:
 
     def _finish(self, lineno: int) -> None:
         summary = self.summary
+        if self.tb in (2, 3) and self.frame_lines:
+            line, text = self.frame_lines[-1]
+            summary.cut_traceback = (line, text, tuple(self.frames))
         host_scan = self.part.hosts.get(self.lf.host) if self.lf.host is not None else None
         if host_scan is not None:  # where a repeated warning ended up: the loss scale at its floor, the last retry
             for mid, (line, raw) in self.repeated.items():

@@ -143,11 +143,15 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         if ev not in g.log_causes:
             g.log_causes.append(ev)
             g.query.append(f"{anomaly.kind.replace('_', ' ')}: {loc.text}")
+    role: EvidenceRole = "cause" if not causes else "context"
     for loc in logs.thread_dumps[:MAX_THREAD_DUMPS_CITED]:  # a stack dump in the logs: where a main thread was; the
         # cause when nothing else in the logs is (a hang's py-spy dump, dev:torchtitan-168's faulthandler dump)
-        role: EvidenceRole = "cause" if not causes else "context"
         (g.log_causes if role == "cause" else g.context).append(
             _cite_log(a, loc, role, "where this main thread was when its stack was dumped"))
+    for loc in logs.cut_tracebacks[:MAX_THREAD_DUMPS_CITED]:  # a traceback the log ends in, its exception cut off
+        # (dev:pytorch-lightning-18971): where it was raised is what there is to cite
+        (g.log_causes if role == "cause" else g.context).append(
+            _cite_log(a, loc, role, "the innermost frame of a traceback cut before its exception"))
     # the last activity before the failure, as context: the last progress line; for a hang, also the last line
     # the job printed (dev:nccl-85, a hung nccl-tests run whose only tell is the table header it stopped at)
     activity = [logs.last_progress] + ([logs.last_line] if a.bundle.job.status == "hung" else [])
