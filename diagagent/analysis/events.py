@@ -67,7 +67,7 @@ class LogEvent(BaseModel):
     first: LogLocation  # on the root node when it shows this event, else the earliest occurrence
     also: list[LogLocation] = Field(default_factory=list)  # a cause's first line in the root node's other files
     raised_at: LogLocation | None = None  # an exception's raising frame (`File "...", line N, in f`), user code first
-    innermost_frame: str | None = None  # an exception's innermost frame, in whatever package: where it was raised
+    raised_in: LogLocation | None = None  # an exception's innermost frame, in whatever package: where it was raised
     last: LogLocation | None = None  # a warning or error printed again: its last line on that host (where it ended up)
     level: Level | None = None
     score: float
@@ -864,9 +864,13 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
         if occ.raised_at is not None:
             raised_at = LogLocation(file=occ.file, line=occ.raised_at[0], host=host, rank=occ.rank, ts=occ.ts,
                                     text=occ.raised_at[1])  # printed just before the exception: its time
+        raised_in = None
+        if occ.innermost is not None:
+            raised_in = LogLocation(file=occ.file, line=occ.innermost[0], host=host, rank=occ.rank, ts=occ.ts,
+                                    text=occ.innermost[1])
         out.append(LogEvent(id=c.t.id, template=c.t.text, count=c.t.count, hosts=hosts[:32],
                             host_count=len(c.per_host), ranks=ranks[:64], first=_location(occ, host), also=also,
-                            raised_at=raised_at, innermost_frame=occ.innermost, last=_last_on(scan, c, occ, host),
+                            raised_at=raised_at, raised_in=raised_in, last=_last_on(scan, c, occ, host),
                             level=_LEVELS[c.t.level] if c.t.level >= 0 else None, score=round(c.score, 4),
                             why="; ".join(c.why), role=c.role, stage=occ.stage,  # type: ignore[arg-type]
                             normal_share=c.normal_share))

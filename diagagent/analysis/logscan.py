@@ -95,7 +95,8 @@ class Occurrence:
     frames: tuple[str, ...] = ()  # an exception line: the functions of the traceback it ends, outermost first
     raised_at: tuple[int, str] | None = None  # an exception line: the frame that raised it (line, text), user code
     # first (the innermost frame outside site-packages), else the innermost
-    innermost: str | None = None  # an exception line: its traceback's innermost frame (whatever package it is in)
+    innermost: tuple[int, str] | None = None  # an exception line: its traceback's innermost frame (line, text), in
+    # whatever package
 
 
 @dataclass(slots=True)
@@ -349,13 +350,13 @@ def raising_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
 _LOOKUP_FRAME = re.compile(r"\bin __getattr(?:ibute)?__\s*$")
 
 
-def innermost_frame(frames: list[tuple[int, str]]) -> str | None:
+def innermost_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
     """Where an exception was raised: the innermost frame, past attribute-lookup machinery that raises for its caller
     (torch's Module.__getattr__ under Lightning's `self.model.teardown`, dev:pytorch-lightning-2333)."""
-    for _, text in reversed(frames):
-        if not _LOOKUP_FRAME.search(text):
-            return text
-    return frames[-1][1] if frames else None
+    for frame in reversed(frames):
+        if not _LOOKUP_FRAME.search(frame[1]):
+            return frame
+    return frames[-1] if frames else None
 
 
 class _FileReader:
@@ -383,7 +384,7 @@ class _FileReader:
         self.frame_lines: list[tuple[int, str]] = []  # its `File "...", line N` lines (line number, text)
         self.exception_frames: tuple[str, ...] = ()  # those of the last traceback, once its exception line came
         self.raised_at: tuple[int, str] | None = None  # the frame that raised the last traceback's exception
-        self.innermost: str | None = None  # and that traceback's innermost frame
+        self.innermost: tuple[int, str] | None = None  # and that traceback's innermost frame
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:

@@ -125,6 +125,9 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         frame = event.raised_at
         if frame is not None:  # where the exception was raised: shown with it, scored as context
             g.frames.append(_cite_log(a, frame, "context", f"the frame that raised '{loc.text[:60]}'"))
+        inner = event.raised_in  # and, when the job's own code called into a package, the package's frame that raised
+        if inner is not None and (frame is None or inner.line != frame.line):
+            g.frames.append(_cite_log(a, inner, "context", f"the innermost frame of '{loc.text[:60]}'"))
         for other in event.also[:MAX_SAME_ERROR]:  # the same error on a few other ranks of the root node(s)
             g.log_causes.append(_cite_log(a, other, "cause", f"{event.why}; also here", event.score * 0.9))
     summary = next((e for e in logs.events if e.role != "cause" and _LAUNCHER_SUMMARY.search(e.first.text)), None)
@@ -302,8 +305,8 @@ def _findings(a: Analyses) -> list[str]:
         out += [f"stack outlier ({status} job): ranks {c.ranks_text} in {c.top}"
                 for c in stacks.clusters if c.role == "outlier"][:2]
     if a.logs is not None:  # where each cause exception was raised: a framework's own code, the job's, a library's
-        out += [f"exception raised at: {e.innermost_frame.strip()} => {e.first.text.strip()}"
-                for e in a.logs.events if e.role == "cause" and e.innermost_frame][:2]
+        out += [f"exception raised at: {e.raised_in.text.strip()} => {e.first.text.strip()}"
+                for e in a.logs.events if e.role == "cause" and e.raised_in is not None][:2]
     flows = a.flows
     if flows is not None and flows.has_flows and flows.flagged:
         out += [f"flow straggler: {s.host}" for s in flows.stragglers if s.flagged][:1]
