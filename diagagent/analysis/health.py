@@ -6,7 +6,7 @@ also compared with its peers (bus bandwidth, IB port state and rate, port counte
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from statistics import median
 from typing import Literal
 
@@ -225,10 +225,14 @@ def _peer_ib_ports(ib_ports: dict[str, list[IbPort]], files_of: dict[tuple[str, 
                     rates[p.name].append(p.rate)
     for host, ports in ib_ports.items():
         file = files_of[(host, "ibstat")]
+        # a port down while the node's other adapters of the same model are up: one rail of a set is broken
+        # (dev:mscclpp-493, mlx5_1 'State: Down' beside an Active mlx5_0, both MT4125, RoCE)
+        rails = Counter(p.ca_type for p in ports if p.ca_type and p.state.lower() == "active")
         for p in ports:
             peers = present[p.name] - 1
             if p.state and p.state.lower() != "active" and p.state_line:
-                used = (active[p.name] * 2 > peers) if peers > 0 else p.link_layer.lower() != "ethernet"
+                used = (active[p.name] * 2 > peers) if peers > 0 else (p.link_layer.lower() != "ethernet"
+                                                                      or rails[p.ca_type] > 0)
                 if used:
                     signals[host].append(HealthSignal(
                         probe="ibstat", file=file, line=p.state_line, text=p.state_text.strip(), kind="ib_port_down",

@@ -157,7 +157,8 @@ _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
 _NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf(?:inity)?)"
 # "loss: 2.1", "lm loss: 2.1E+00", {'loss': 2.1}; nanoGPT's "iter 3010: loss nan, time ..." (dev:nanogpt-215) and
 # BigDL's "Loss is Infinity." (dev:ipex-llm-1486) name the value without a colon
-_LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\bloss)\b['\"]?\s*(?:value)?\s*(?:[:=]|\bis\b)?\s*['\"]?"
+# a loss, also summed over its terms ("losses: nan", dev:nlut-12)
+_LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\blosses|\bloss)\b['\"]?\s*(?:value)?\s*(?:[:=]|\bis\b)?\s*['\"]?"
                    + _NUM + r"(?!\w)", re.IGNORECASE)
 _GRAD_NORM = re.compile(r"\bgrad[ _]?norm\b['\"]?\s*[:=]\s*['\"]?" + _NUM, re.IGNORECASE)
 _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? time \((m?s)\)|train_step_timing in s|"

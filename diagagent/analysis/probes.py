@@ -312,6 +312,11 @@ _DMESG_PLAIN = (
      "a task blocked in the kernel for minutes (I/O or driver hang)", "Check the storage and the GPU driver on this node."),
     (re.compile(r"GPU has fallen off the bus"), "gpu_lost", "fatal", "a GPU fell off the PCIe bus",
      "Drain the node and reboot it; reseat or replace the GPU if it recurs."),
+    # NVRM's word that it cannot use a GPU: dev:gpu-operator-1146 ('RmInitAdapter failed! (0x24:0x72:1568)'),
+    # dev:sichek-51 ('GspRmAlloc failed', 'Reset required [NV_ERR_RESET_REQUIRED]')
+    (re.compile(r"NVRM: .*(?:RmInitAdapter failed|NV_ERR_RESET_REQUIRED|GspRmAlloc failed)"), "gpu_driver_error",
+     "error", "the NVIDIA driver cannot use a GPU (its initialization failed, or it needs a reset)",
+     "Drain the node; reset the GPU (nvidia-smi -r) or reboot; replace it if it recurs."),
     (re.compile(r"NVLink.*(?:fatal|error)|nvlink.*(?:fatal|error)"), "nvlink_error", "error", "an NVLink error",
      "Check nvidia-smi nvlink -e; reset the GPUs or service the NVLink/NVSwitch."),
     (re.compile(r"EXT4-fs error|XFS .*(?:corruption|I/O error)|Buffer I/O error|blk_update_request: I/O error|"
@@ -424,6 +429,7 @@ class IbPort:
     rate_line: int = 0
     rate_text: str = ""
     link_layer: str = ""
+    ca_type: str = ""  # the adapter's model (MT4125): a node's NICs of one model are one set of rails
 
     @property
     def name(self) -> str:
@@ -433,18 +439,20 @@ class IbPort:
 def parse_ibstat(text: str) -> list[IbPort]:
     """`ibstat`: every CA's ports with State, Physical state, Rate and Link layer (and the line of each)."""
     ports: list[IbPort] = []
-    ca, port = "", None
+    ca, ca_type, port = "", "", None
     for n, line in numbered_lines(text):
         m = _IB_CA.match(line)
         if m:
-            ca, port = m.group(1), None
+            ca, ca_type, port = m.group(1), "", None
             continue
         m = _IB_PORT.match(line)
         if m and ca:
-            port = IbPort(ca, m.group(1))
+            port = IbPort(ca, m.group(1), ca_type=ca_type)
             ports.append(port)
             continue
         m = _IB_KV.match(line)
+        if m is not None and port is None and m.group(1).strip() == "CA type":
+            ca_type = m.group(2).strip()
         if m is None or port is None:
             continue
         key, value = m.group(1).strip(), m.group(2)
