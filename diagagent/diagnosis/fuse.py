@@ -489,8 +489,8 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     causes = _ordered_causes(g, [n.host for n in named], proof)
     if stage is None:  # the logs' analysis found no cause of its own: what the cited lines' words say
         stage = next((st for st in map(stage_of_words, (e.text for e in causes + g.frames)) if st), None)
-    if stage is None and fault_schema is not None and fault_schema.temporal == ["init"]:
-        stage = "init"
+    if stage is None and fault_schema is not None and len(fault_schema.temporal) == 1:
+        stage = fault_schema.temporal[0]  # the fault only ever happens then (an import error at init, a NaN in training)
     iteration = logs.first_abnormal_iteration if logs is not None else None
     if iteration is None and logs is not None:
         iteration = logs.slow_from_iteration
