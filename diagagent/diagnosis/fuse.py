@@ -491,6 +491,10 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         stage = next((st for st in map(stage_of_words, (e.text for e in causes + g.frames)) if st), None)
     if stage is None and fault_schema is not None and len(fault_schema.temporal) == 1:
         stage = fault_schema.temporal[0]  # the fault only ever happens then (an import error at init, a NaN in training)
+    assumed = stage is None and fault_schema is not None and bool(fault_schema.temporal)
+    if assumed:  # nothing says when: where the decided fault usually strikes (its schema lists that stage first),
+        # said as such (dev: 8 of 9 kills of unknown stage were in training)
+        stage = fault_schema.temporal[0]  # type: ignore[union-attr]
     iteration = logs.first_abnormal_iteration if logs is not None else None
     if iteration is None and logs is not None:
         iteration = logs.slow_from_iteration
@@ -498,13 +502,15 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     diagnosis = Diagnosis(
         job_id=bundle.job.job_id, status=bundle.job.status,
         category=decision.category, fault=decision.fault,
-        root_cause=_root_cause(_what(decision, schemata, causes), named, causes, stage, iteration),
+        root_cause=_root_cause(_what(decision, schemata, causes), named, causes, None if assumed else stage, iteration),
         confidence=confidence, faulty_nodes=named, stage=stage, iteration=iteration,
         evidence=list({e.id: e for e in causes + g.frames + g.symptoms + g.context}.values()),  # each line once
         schemata=[SchemaMatch(schema_id=h.id, title=h.failure_schema.title, fault=h.fault,
                               category=h.failure_schema.category, score=h.score, similarity=h.similarity,
                               template_overlap=h.template_overlap) for h in hits],
-        notes=_notes(a, decision, named), candidates=decision.candidates, check=decision.check)
+        notes=_notes(a, decision, named) + ([f"stage: the logs do not show it; {stage} is where {decision.fault} "
+                                              "usually happens"] if assumed else []),
+        candidates=decision.candidates, check=decision.check)
     diagnosis.proposals = propose(diagnosis, bundle.job, eviction_hosts=a.eviction_hosts(),
                                   new_code_suspected=a.new_code_suspected(diagnosis))
     return diagnosis
