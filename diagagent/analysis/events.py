@@ -398,9 +398,14 @@ def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool:
 # consider passing CUDA_LAUNCH_BLOCKING=1.", "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."):
 # advice, never the error, though its words say error (dev:self-rag-91); so is torch.distributed.elastic's summary
 # line for a rank that wrote no error file, "traceback : To enable traceback see: https://pytorch.org/docs/stable/
-# elastic/errors.html" (dev:chatglm-efficient-tuning-75)
+# elastic/errors.html" (dev:chatglm-efficient-tuning-75), and what ProcessGroupNCCL's watchdog adds to every timeout:
+# "Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU
+# operations might run on corrupted/incomplete data." and "To avoid data inconsistency, we are taking the entire
+# process down." (dev:llm-foundry-224, dev:funasr-2006)
 _ADVICE = re.compile(r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
-                     r"CUDA_LAUNCH_BLOCKING|^Compile with .TORCH_USE_CUDA_DSA|^traceback\s*: To enable traceback see")
+                     r"CUDA_LAUNCH_BLOCKING|^Compile with .TORCH_USE_CUDA_DSA|^traceback\s*: To enable traceback see|"
+                     r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run|"
+                     r"To avoid data inconsistency, we are taking the entire process down")
 
 
 # --- nodes: which node the failure began on -----------------------------------------------------------------------
