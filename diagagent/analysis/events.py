@@ -16,7 +16,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from diagagent.analysis.logparse import LEVEL_RANK, Level, is_cascade, stage_of_frames, stage_of_words
+from diagagent.analysis.logparse import (
+    LEVEL_RANK,
+    Level,
+    is_cascade,
+    line_kind,
+    split_header,
+    stage_of_frames,
+    stage_of_words,
+)
 from diagagent.analysis.logscan import (
     FileSummary,
     LogScan,
@@ -99,6 +107,7 @@ class LogFindings(BaseModel):
     # only tell often is)
     last_progress: LogLocation | None = None
     last_line: LogLocation | None = None
+    last_said: LogLocation | None = None  # the last line before the top cause whose words say what the job was doing
     # stack dumps printed into the logs (faulthandler, py-spy): the innermost frame of each main thread, the odd ones
     # out first (where those ranks were when the dump was taken)
     thread_dumps: list[LogLocation] = Field(default_factory=list)
@@ -256,9 +265,9 @@ def _stage_of_words_around(scan: LogScan, occ: Occurrence | None) -> StageName |
     summary = next((f for f in scan.files if f.file == occ.file), None)
     seen = [(o.line, stage_of_words(o.text)) for per_host in scan.first.values() for o in per_host.values()
             if o.file == occ.file]
+    said = [(line, stage) for line, stage, _ in summary.word_stages] if summary is not None else []
     around = sorted((line > occ.line, abs(line - occ.line), stage)
-                    for line, stage in seen + (summary.word_stages if summary is not None else [])
-                    if stage is not None and line != occ.line)
+                    for line, stage in seen + said if stage is not None and line != occ.line)
     return around[0][2] if around else None  # type: ignore[return-value]
 
 
@@ -750,12 +759,14 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
         notes.append(f"{scan.lines_not_utf8} cited line(s) hold bytes that are not UTF-8")
     notes.extend(scan.issues[:20])
     last_progress, last_line = _last_activity(scan.files)
+    last_said = _said_before(scan.files, cited)
     where = [LogLocation(file=f.file, line=_stuck_in(t)[0], host=f.host, rank=f.rank, text=_stuck_in(t)[1])
              for f, t in dumps[:MAX_THREAD_DUMPS]]
     cut_at = [LogLocation(file=f.file, line=f.cut_traceback[0], host=f.host, rank=f.rank, text=f.cut_traceback[1])
               for f in cut[:MAX_THREAD_DUMPS] if f.cut_traceback is not None]
     return LogFindings(events=events, nodes=nodes, stage=stage, last_good_iteration=last_good,
-                       last_progress=last_progress, last_line=last_line, thread_dumps=where, cut_tracebacks=cut_at,
+                       last_progress=last_progress, last_line=last_line, last_said=last_said, thread_dumps=where,
+                       cut_tracebacks=cut_at,
                        first_abnormal_iteration=first_abnormal, slow_from_iteration=tl.slow_from,
                        metric_anomalies=anomalies, lines_read=scan.lines_read, lines_skipped=scan.lines_skipped,
                        templates=len(scan.templates), hosts_with_logs=hosts_total, notes=notes)
@@ -803,6 +814,23 @@ def _last_activity(files: list[FileSummary]) -> tuple[LogLocation | None, LogLoc
         f = max(printed, key=lambda f: (f.last_ts or -math.inf, f.lines))
         last_line = LogLocation(file=f.file, line=f.last_line, host=f.host, rank=f.rank, text=f.last_text)
     return last_progress, last_line
+
+
+SAID_WITHIN = 200  # lines: what the job said it was doing counts this close before the failure
+
+
+def _said_before(files: list[FileSummary], occ: Occurrence | None) -> LogLocation | None:
+    """The last line before the cited cause, in its file, whose words say what the job was doing ("Saving model and
+    optim state...", dev:olmo-788): a line at the margin, not a traceback's frame or source line."""
+    f = next((f for f in files if occ is not None and f.file == occ.file), None)
+    if f is None or occ is None:
+        return None
+    said = [(line, text) for line, _, text in f.word_stages if occ.line - SAID_WITHIN <= line < occ.line
+            and not split_header(text).indented and line_kind(split_header(text).message) == "other"]
+    if not said:
+        return None
+    line, text = said[-1]
+    return LogLocation(file=f.file, line=line, host=f.host, rank=f.rank, text=text)
 
 
 def _location(occ: Occurrence, host: str | None) -> LogLocation:

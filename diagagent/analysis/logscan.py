@@ -151,7 +151,7 @@ class FileSummary:
     last_text: str = ""
     # lines whose words name a stage (stage_of_words), at the first line of each shape: the words around a cause
     # when its template folded them away ("INFO bootstrap.cu:169 -> 2" under "INFO <*>:<*> -> <*>")
-    word_stages: list[tuple[int, Stage]] = field(default_factory=list)
+    word_stages: list[tuple[int, Stage, str]] = field(default_factory=list)  # (line, stage, text)
     thread_dumps: list[ThreadDump] = field(default_factory=list)  # stack dumps' threads, in order
     # a traceback the file ends in before its exception (a cut paste, a process killed while printing): its innermost
     # frame (line, text) and its functions, outermost first
@@ -522,9 +522,10 @@ class _FileReader:
     def _word_stage(self, raw: bytes, lineno: int) -> None:
         stages = self.summary.word_stages
         if len(stages) < WORD_STAGES_PER_FILE:
-            stage = stage_of_words(_text(raw))
+            text = _text(raw)
+            stage = stage_of_words(text)
             if stage is not None:
-                stages.append((lineno, stage))  # type: ignore[arg-type]
+                stages.append((lineno, stage, text))  # type: ignore[arg-type]
 
     def _first_in_file(self, mid: int, raw: bytes, lineno: int, scan: HostScan) -> None:
         """A message's first line in this file: the host's first occurrence if it is new there; for a warning or
