@@ -12,8 +12,8 @@ from diagagent.config import Settings
 from diagagent.diagnosis.analyses import Analyses
 from diagagent.diagnosis.differential import Line, SignatureBook, decide, match_lines
 from diagagent.diagnosis.fuse import _findings
-from diagagent.telemetry import Bundle
 from diagagent.schemata.model import read_schemata_dir
+from diagagent.telemetry import Bundle
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = SignatureBook.load(ROOT / "knowledge" / "signatures.yaml")

@@ -497,6 +497,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     if assumed:  # nothing says when: where the decided fault usually strikes (its schema lists that stage first),
         # said as such (dev: 8 of 9 kills of unknown stage were in training)
         stage = fault_schema.temporal[0]  # type: ignore[union-attr]
+    assumed_note = f"stage: the logs do not show it; {stage} is where {decision.fault} usually happens"
     iteration = logs.first_abnormal_iteration if logs is not None else None
     if iteration is None and logs is not None:
         iteration = logs.slow_from_iteration
@@ -510,8 +511,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         schemata=[SchemaMatch(schema_id=h.id, title=h.failure_schema.title, fault=h.fault,
                               category=h.failure_schema.category, score=h.score, similarity=h.similarity,
                               template_overlap=h.template_overlap) for h in hits],
-        notes=_notes(a, decision, named) + ([f"stage: the logs do not show it; {stage} is where {decision.fault} "
-                                              "usually happens"] if assumed else []),
+        notes=_notes(a, decision, named) + ([assumed_note] if assumed else []),
         candidates=decision.candidates, check=decision.check)
     diagnosis.proposals = propose(diagnosis, bundle.job, eviction_hosts=a.eviction_hosts(),
                                   new_code_suspected=a.new_code_suspected(diagnosis))
