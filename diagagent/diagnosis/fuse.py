@@ -403,6 +403,17 @@ def _ordered_causes(g: _Gathered, named: list[str], proof: list[Evidence]) -> li
     return list({e.id: e for e in out}.values())
 
 
+def _stage(stage: str | None, cited: list[Evidence], schema: FailureSchema | None) -> tuple[str | None, bool]:
+    """The stage, and whether it is only assumed: the logs' own, else what the cited lines' words say, else the one
+    stage the decided fault's schema happens in (an import error: init); else, assumed, the stage it usually happens
+    in (its schema lists that first; on dev, 8 of 9 kills of unknown stage were in training)."""
+    if stage is None:
+        stage = next((st for st in map(stage_of_words, (e.text for e in cited)) if st), None)
+    if stage is not None or schema is None or not schema.temporal:
+        return stage, False
+    return schema.temporal[0], len(schema.temporal) > 1
+
+
 def _what(decision: Decision, schemata: dict[str, FailureSchema], causes: list[Evidence]) -> str:
     def title(fault: str) -> str:
         return schemata[fault].title if fault in schemata else fault
@@ -489,15 +500,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     proving = {(h.line.file, h.line.line) for h in decision.hits}
     proof = sorted(proof, key=lambda e: (e.file, e.line) not in proving)  # the decided fault's lines first
     causes = _ordered_causes(g, [n.host for n in named], proof)
-    if stage is None:  # the logs' analysis found no cause of its own: what the cited lines' words say
-        stage = next((st for st in map(stage_of_words, (e.text for e in causes + g.frames)) if st), None)
-    if stage is None and fault_schema is not None and len(fault_schema.temporal) == 1:
-        stage = fault_schema.temporal[0]  # the fault only ever happens then (an import error at init, a NaN in training)
-    assumed = stage is None and fault_schema is not None and bool(fault_schema.temporal)
-    if assumed:  # nothing says when: where the decided fault usually strikes (its schema lists that stage first),
-        # said as such (dev: 8 of 9 kills of unknown stage were in training)
-        stage = fault_schema.temporal[0]  # type: ignore[union-attr]
-    assumed_note = f"stage: the logs do not show it; {stage} is where {decision.fault} usually happens"
+    stage, assumed = _stage(stage, causes + g.frames, fault_schema)
     iteration = logs.first_abnormal_iteration if logs is not None else None
     if iteration is None and logs is not None:
         iteration = logs.slow_from_iteration
@@ -511,7 +514,8 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         schemata=[SchemaMatch(schema_id=h.id, title=h.failure_schema.title, fault=h.fault,
                               category=h.failure_schema.category, score=h.score, similarity=h.similarity,
                               template_overlap=h.template_overlap) for h in hits],
-        notes=_notes(a, decision, named) + ([assumed_note] if assumed else []),
+        notes=_notes(a, decision, named) + (
+            [f"stage: the logs do not show it; {stage} is where {decision.fault} usually happens"] if assumed else []),
         candidates=decision.candidates, check=decision.check)
     diagnosis.proposals = propose(diagnosis, bundle.job, eviction_hosts=a.eviction_hosts(),
                                   new_code_suspected=a.new_code_suspected(diagnosis))
