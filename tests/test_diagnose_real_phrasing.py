@@ -1,0 +1,108 @@
+"""The whole diagnosis on short pastes in frameworks' documented phrasing: torchrun's root-cause block, a traceback cut
+before its exception, a repeated warning that ends at its floor, a NIC rail down in ibstat, the watchdog's boilerplate,
+where an exception was raised, and a stage the logs do not show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from diagagent.config import Settings
+from diagagent.diagnosis import diagnose
+from diagagent.telemetry import Bundle
+from tests import test_logs_fixtures as fx
+
+JOB = 'job_id: "9"\nframework: other\nstatus: failed\nnodes:\n  - {host: node-0}\n'
+
+
+def _diagnose(tmp_path: Path, files: dict[str, str]):
+    with Bundle.open(fx.write(tmp_path / "b", files, JOB)) as bundle:
+        return diagnose(bundle, Settings(state_dir=tmp_path / "state"))
+
+
+def _cited(d, role: str = "cause") -> list[int | None]:
+    return [e.line for e in d.evidence if e.role == role]
+
+
+def test_torchruns_root_cause_block_is_cited_over_the_block_of_the_other_failures(tmp_path: Path) -> None:
+    block = ["  time      : 2023-06-05_17:57:46", "  host      : gpu-7", "  rank      : {r} (local_rank: {r})",
+             "  exitcode  : 1 (pid: 3988{r})", "  error_file: <N/A>",
+             "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"]
+    lines = ["------------------------------------------------------------", "Failures:", "[1]:"]
+    lines += [x.format(r=1) for x in block]
+    lines += ["------------------------------------------------------------", "Root Cause (first observed failure):",
+              "[0]:"] + [x.format(r=0) for x in block]
+    d = _diagnose(tmp_path, {"logs/node-0/torchrun.log": "\n".join(lines) + "\n"})
+    exitcodes = [e for e in d.evidence if "exitcode" in e.text]
+    assert exitcodes and exitcodes[0].line == 16  # the root cause's, not line 7 of the other failure
+    assert not any("To enable traceback see" in e.text for e in d.evidence if e.role == "cause")
+
+
+def test_a_traceback_cut_before_its_exception_is_cited_by_its_innermost_frame_and_gives_the_stage(tmp_path: Path) -> None:
+    lines = ["Traceback (most recent call last):",
+             '  File "/work/main.py", line 80, in main',
+             '    trainer.save_checkpoint("last.ckpt")',
+             '  File "/env/site-packages/lightning/pytorch/trainer/trainer.py", line 1382, in save_checkpoint',
+             "    checkpoint = self._checkpoint_connector.dump_checkpoint(weights_only)",
+             '  File "/env/site-packages/torch/distributed/fsdp/fully_sharded_data_parallel.py", line 1818, in '
+             "optim_state_dict"]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    assert 6 in _cited(d)
+    assert d.stage == "checkpoint"
+
+
+def test_a_repeated_overflow_warning_is_read_where_it_ended_at_the_loss_scales_floor(tmp_path: Path) -> None:
+    # apex's amp prints one line per skipped step; only the last says the scale reached its floor
+    scales = [32768.0 / 2 ** i for i in range(17)]  # ... down to 0.5
+    lines = [f"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {s}" for s in scales]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    assert (d.category, d.fault) == ("data", "loss_scale_collapse")
+    assert d.confidence >= 0.9  # decided by the floor, not by one overflow among many
+    assert len(lines) in _cited(d)
+
+
+def test_a_nic_down_beside_the_nodes_other_adapters_of_its_model_is_a_broken_rail(tmp_path: Path) -> None:
+    port = "CA '{ca}'\n\tCA type: MT4125\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: {state}\n" \
+           "\t\tPhysical state: {phys}\n\t\tRate: 100\n\t\tLink layer: Ethernet\n"
+    ibstat = port.format(ca="mlx5_0", state="Active", phys="LinkUp") + \
+        port.format(ca="mlx5_1", state="Down", phys="Disabled")
+    d = _diagnose(tmp_path, {"probes/node-0/ibstat.txt": ibstat})
+    assert (d.category, d.fault) == ("network", "nic_down")
+    assert d.evidence[0].file == "probes/node-0/ibstat.txt" and "Down" in d.evidence[0].text
+    # the same Down port with no Active sibling of its model is an unused port, not a fault
+    alone = port.format(ca="mlx5_1", state="Down", phys="Disabled")
+    assert _diagnose(tmp_path / "alone", {"probes/node-0/ibstat.txt": alone}).fault != "nic_down"
+
+
+def test_the_watchdogs_boilerplate_is_never_the_cause_the_timeout_is(tmp_path: Path) -> None:
+    lines = ["[E ProcessGroupNCCL.cpp:828] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+             "OpType=BROADCAST, Timeout(ms)=600000) ran for 606142 milliseconds before timing out.",
+             "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous "
+             "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+             "[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down."]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    causes = [e.text for e in d.evidence if e.role == "cause"]
+    assert causes and "Watchdog caught collective operation timeout" in causes[0]
+    assert not any("To avoid data inconsistency" in t or "asynchronous nature" in t for t in causes)
+
+
+def test_where_an_exception_was_raised_tells_a_framework_bug_from_the_jobs_own(tmp_path: Path) -> None:
+    def paste(path: str) -> str:
+        return "\n".join(["Traceback (most recent call last):", '  File "/work/run.py", line 644, in main',
+                          "    trainer = Trainer(", f'  File "{path}", line 3900, in create_accelerator',
+                          '    "activation_checkpointing", fsdp_plugin.activation_checkpointing',
+                          "AttributeError: 'FullyShardedDataParallelPlugin' object has no attribute "
+                          "'activation_checkpointing'"]) + "\n"
+    framework = _diagnose(tmp_path / "f", {"logs/node-0/stdout.log": paste(
+        "/opt/conda/lib/python3.10/site-packages/transformers/trainer.py")})
+    assert (framework.category, framework.fault) == ("framework", "framework_bug")
+    assert 4 in _cited(framework, "context")  # the package's frame that raised it, beside the job's own frame
+    own = _diagnose(tmp_path / "u", {"logs/node-0/stdout.log": paste("/work/my_trainer.py")})
+    assert own.fault != "framework_bug"
+
+
+def test_a_stage_the_logs_do_not_show_is_assumed_from_the_fault_and_said_so(tmp_path: Path) -> None:
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "/bin/bash: line 27:   318 Killed    sh start.sh\n"})
+    assert (d.category, d.fault) == ("infrastructure", "process_killed_unknown")
+    assert d.stage == "training"
+    assert any(n.startswith("stage: the logs do not show it") for n in d.notes)
+    assert "during training" not in d.root_cause  # an assumption is not stated as a finding
