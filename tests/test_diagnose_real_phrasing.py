@@ -43,8 +43,8 @@ def test_a_traceback_cut_before_its_exception_is_cited_by_its_innermost_frame_an
              '    trainer.save_checkpoint("last.ckpt")',
              '  File "/env/site-packages/lightning/pytorch/trainer/trainer.py", line 1382, in save_checkpoint',
              "    checkpoint = self._checkpoint_connector.dump_checkpoint(weights_only)",
-             '  File "/env/site-packages/torch/distributed/fsdp/fully_sharded_data_parallel.py", line 1818, in '
-             "optim_state_dict"]
+             ('  File "/env/site-packages/torch/distributed/fsdp/fully_sharded_data_parallel.py", line 1818, in '
+              "optim_state_dict")]
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
     assert 6 in _cited(d)
     assert d.stage == "checkpoint"
@@ -74,10 +74,10 @@ def test_a_nic_down_beside_the_nodes_other_adapters_of_its_model_is_a_broken_rai
 
 
 def test_the_watchdogs_boilerplate_is_never_the_cause_the_timeout_is(tmp_path: Path) -> None:
-    lines = ["[E ProcessGroupNCCL.cpp:828] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
-             "OpType=BROADCAST, Timeout(ms)=600000) ran for 606142 milliseconds before timing out.",
-             "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous "
-             "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+    lines = [("[E ProcessGroupNCCL.cpp:828] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+              "OpType=BROADCAST, Timeout(ms)=600000) ran for 606142 milliseconds before timing out."),
+             ("[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous "
+              "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data."),
              "[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down."]
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
     causes = [e.text for e in d.evidence if e.role == "cause"]
@@ -90,8 +90,8 @@ def test_where_an_exception_was_raised_tells_a_framework_bug_from_the_jobs_own(t
         return "\n".join(["Traceback (most recent call last):", '  File "/work/run.py", line 644, in main',
                           "    trainer = Trainer(", f'  File "{path}", line 3900, in create_accelerator',
                           '    "activation_checkpointing", fsdp_plugin.activation_checkpointing',
-                          "AttributeError: 'FullyShardedDataParallelPlugin' object has no attribute "
-                          "'activation_checkpointing'"]) + "\n"
+                          ("AttributeError: 'FullyShardedDataParallelPlugin' object has no attribute "
+                           "'activation_checkpointing'")]) + "\n"
     framework = _diagnose(tmp_path / "f", {"logs/node-0/stdout.log": paste(
         "/opt/conda/lib/python3.10/site-packages/transformers/trainer.py")})
     assert (framework.category, framework.fault) == ("framework", "framework_bug")
