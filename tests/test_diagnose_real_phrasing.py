@@ -106,3 +106,4 @@ def test_a_stage_the_logs_do_not_show_is_assumed_from_the_fault_and_said_so(tmp_
     assert d.stage == "training"
     assert any(n.startswith("stage: the logs do not show it") for n in d.notes)
     assert "during training" not in d.root_cause  # an assumption is not stated as a finding
+    assert [p.kind for p in d.proposals] == ["none"] and "dmesg" in d.proposals[0].reason  # what to check first

@@ -24,9 +24,13 @@ EVICT_CATEGORIES: frozenset[str] = frozenset({"hardware", "network"})
 RESTART_CATEGORIES: frozenset[str] = frozenset({"hardware", "network", "infrastructure", "framework"})
 # faults whose eviction set may be the over-eviction set (ByteRobust: the parallel group shared by the outliers)
 OVER_EVICTION_FAULTS: frozenset[str] = frozenset({"gpu_hang", "gpu_straggler"})
-USER_FIX: dict[str, str] = {
+INSTEAD: dict[str, str] = {  # what is done instead of a cluster action (docs/conventions.md)
     "cuda_oom": "the user changes the config (micro-batch size, activation recompute)",
     "dataloader_corrupt_sample": "the user fixes or skips the corrupt sample",
+    "process_killed_unknown": "first find what killed it: the OOM killer in the node's dmesg, or the scheduler's log "
+                              "(a preemption, a time or memory limit)",
+    "framework_bug": "upgrade or pin the framework to a release with the fix, or apply the maintainers' workaround",
+    "checkpoint_load_failure": "the user points the run at a checkpoint that exists and fits the model",
 }
 MAX_CITED = 5
 
@@ -120,8 +124,8 @@ def _rollback(diagnosis: Diagnosis, job: Job) -> ActionProposal | None:
 
 
 def _no_action_reason(fault: str | None, category: str) -> str:
-    if fault in USER_FIX:
-        return f"{fault}: nothing to run on the cluster; {USER_FIX[fault]}"
+    if fault in INSTEAD:
+        return f"{fault}: nothing to run on the cluster; {INSTEAD[fault]}"
     return f"{fault or category}: nothing to run on the cluster; the fix is the user's"
 
 
