@@ -825,12 +825,11 @@ def _said_before(files: list[FileSummary], occ: Occurrence | None) -> LogLocatio
     f = next((f for f in files if occ is not None and f.file == occ.file), None)
     if f is None or occ is None:
         return None
-    said = [(line, text) for line, _, text in f.word_stages if occ.line - SAID_WITHIN <= line < occ.line
-            and not split_header(text).indented and line_kind(split_header(text).message) == "other"]
-    if not said:
-        return None
-    line, text = said[-1]
-    return LogLocation(file=f.file, line=line, host=f.host, rank=f.rank, text=text)
+    for line, _, text in reversed(f.word_stages):
+        parsed = split_header(text)
+        if occ.line - SAID_WITHIN <= line < occ.line and not parsed.indented and line_kind(parsed.message) == "other":
+            return LogLocation(file=f.file, line=line, host=f.host, rank=f.rank, text=text)
+    return None
 
 
 def _location(occ: Occurrence, host: str | None) -> LogLocation:
