@@ -64,7 +64,9 @@ MAX_LINE_BYTES = 1 << 20
 CITE_CHARS = 2000  # a cited line's text is kept up to this many characters
 PARALLEL_BYTES = 256 << 20  # bundles with more log bytes than this are read by several processes
 NEAR_LINES = 32  # a line that prints no time takes the time of a line at most this far before it
-K_ACTIVE = ~(K_HEADER | K_INDENTED)  # kind bits that need a look in the hot loop
+# kind bits that need a look in the hot loop (a line whose words only say warning needs none: it is only kept at its
+# last line, below)
+K_ACTIVE = ~(K_HEADER | K_INDENTED | K_WARNING_WORDS)
 WORDS_SAY_WARNING = K_ERROR_WORDS | K_WARNING_WORDS  # an INFO line whose words say warning or error
 WORD_STAGES_PER_FILE = 512
 THREAD_DUMPS_PER_FILE = 256
