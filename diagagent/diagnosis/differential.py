@@ -56,6 +56,7 @@ class SignatureBook(BaseModel):
     decide_at: float  # a fault is named when its score reaches this ...
     margin: float  # ... and leads the runner-up's by this much
     schema_alone_at: float  # with no signature hit at all, the best schema names its fault at this score or more
+    framework_packages: list[str] = Field(default_factory=list)  # folders that hold a framework's own code
     signatures: list[Signature]
 
     @classmethod
@@ -65,6 +66,12 @@ class SignatureBook(BaseModel):
             return cls.model_validate(data)
         except (OSError, yaml.YAMLError, ValueError) as exc:
             raise ValueError(f"{path}: not a valid signature book (weights, confidence, signatures): {exc}") from exc
+
+    def framework_of(self, frame: str) -> str | None:
+        """The framework whose own code a traceback frame is in (a folder of `framework_packages` on its path)."""
+        m = re.search(r"[/\\](" + "|".join(map(re.escape, self.framework_packages)) + r")[/\\]", frame) \
+            if self.framework_packages else None
+        return m.group(1) if m else None
 
     def matches(self, text: str, where: str) -> list[Signature]:
         return [s for s in self.signatures if s.where in (where, "any") and s.pattern.search(text)]

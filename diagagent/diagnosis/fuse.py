@@ -307,8 +307,11 @@ def _findings(a: Analyses) -> list[str]:
         out += [f"stack outlier ({status} job): ranks {c.ranks_text} in {c.top}"
                 for c in stacks.clusters if c.role == "outlier"][:2]
     if a.logs is not None:  # where each cause exception was raised: a framework's own code, the job's, a library's
-        out += [f"exception raised at: {e.raised_in.text.strip()} => {e.first.text.strip()}"
-                for e in a.logs.events if e.role == "cause" and e.raised_in is not None][:2]
+        for e in [e for e in a.logs.events if e.role == "cause" and e.raised_in is not None][:2]:
+            frame = e.raised_in.text.strip()  # type: ignore[union-attr]
+            framework = a.signatures.framework_of(frame) if a.signatures is not None else None
+            out.append(f"exception raised{f' in framework {framework}' if framework else ''} at: {frame} => "
+                       f"{e.first.text.strip()}")
     flows = a.flows
     if flows is not None and flows.has_flows and flows.flagged:
         out += [f"flow straggler: {s.host}" for s in flows.stragglers if s.flagged][:1]
