@@ -26,12 +26,18 @@ class Evidence(BaseModel):
     role: EvidenceRole = "cause"
     file: str | None = None  # relative to the bundle root
     line: int | None = None  # 1-based
+    end_line: int | None = None  # a record cut over several lines (a terminal's width): its last line
     host: str | None = None
     rank: int | None = None
     text: str = ""  # the line (or a summary of the flow/stack fact), as untrusted data
     why: str = ""  # why it matters
     ts: float | None = None  # epoch seconds, where known
     score: float = 0.0
+
+    @property
+    def lines(self) -> str:
+        """Its line, or its first and last line ('6-9') when it spans several."""
+        return f"{self.line}-{self.end_line}" if self.end_line and self.end_line != self.line else f"{self.line}"
 
 
 class NodeScore(BaseModel):

@@ -26,7 +26,7 @@ INVESTIGATION: list[tuple[str, dict[str, Any]]] = [
 def _evidence_lines(d: Diagnosis, n: int = 5, role: str | None = "cause") -> list[str]:
     out = []
     for e in [e for e in d.evidence if role is None or e.role == role][:n]:
-        where = f"`{e.file}:{e.line}`" if e.file and e.line else (f"`{e.file}`" if e.file else e.host or "")
+        where = f"`{e.file}:{e.lines}`" if e.file and e.line else (f"`{e.file}`" if e.file else e.host or "")
         out.append(f"- **{e.id}** {where}: `{e.text[:200]}`" + (f" ({e.why})" if e.why else ""))
     return out
 

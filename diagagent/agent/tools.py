@@ -17,7 +17,7 @@ MISSING = "this bundle has no {part}/: {what}"
 
 def _where(e: Evidence) -> str:
     if e.file:
-        return f"{e.file}:{e.line}" if e.line else e.file
+        return f"{e.file}:{e.lines}" if e.line else e.file
     return e.host or ""
 
 
@@ -74,10 +74,11 @@ def log_events(ctx: ToolContext, top: int = 10, node: str | None = None, role: s
     out = []
     for e in events[: max(1, top)]:
         loc = e.first
-        ev = ctx.analyses.evidence.cite("log", role=e.role, file=loc.file, line=loc.line, host=loc.host,
-                                        rank=loc.rank, text=loc.text, why=e.why, ts=loc.ts, score=e.score)
+        ev = ctx.analyses.evidence.cite("log", role=e.role, file=loc.file, line=loc.line, end_line=loc.end_line,
+                                        host=loc.host, rank=loc.rank, text=loc.text, why=e.why, ts=loc.ts,
+                                        score=e.score)
         out.append({"evidence": ev.id, "role": e.role, "level": e.level, "template": e.template, "count": e.count,
-                    "host_count": e.host_count, "hosts": e.hosts[:5], "first": f"{loc.file}:{loc.line}",
+                    "host_count": e.host_count, "hosts": e.hosts[:5], "first": f"{loc.file}:{ev.lines}",
                     "text": loc.text, "why": e.why})
     return {"events": out, "total": len(events), "stage": logs.stage,
             "first_abnormal_iteration": logs.first_abnormal_iteration, "lines_read": logs.lines_read,

@@ -57,6 +57,7 @@ SAME_TIME_S = 2.0
 class LogLocation(BaseModel):
     file: str
     line: int
+    end_line: int | None = None  # a record a terminal cut over several lines, joined back: its last line
     host: str | None = None
     rank: int | None = None
     ts: float | None = None
@@ -833,7 +834,8 @@ def _said_before(files: list[FileSummary], occ: Occurrence | None) -> LogLocatio
 
 
 def _location(occ: Occurrence, host: str | None) -> LogLocation:
-    return LogLocation(file=occ.file, line=occ.line, host=host, rank=occ.rank, ts=occ.ts, text=occ.text)
+    return LogLocation(file=occ.file, line=occ.line, end_line=occ.end_line, host=host, rank=occ.rank, ts=occ.ts,
+                       text=occ.text)
 
 
 def _decisive_first(a: MetricAnomaly) -> tuple[int, float]:

@@ -28,12 +28,12 @@ from diagagent.analysis.logparse import (
     is_bad_number,
     names_pattern,
     progress_layout,
-    stage_of_words,
     read_progress,
     read_progress_with,
     read_straggler_report,
     resume_step,
     split_header,
+    stage_of_words,
 )
 from diagagent.analysis.templates import (
     CORRUPT,
@@ -57,6 +57,7 @@ from diagagent.analysis.templates import (
     TemplateMiner,
     template_id,
 )
+from diagagent.analysis.wrapping import Wrapping, carry_from, unwrap, wrapping_of
 from diagagent.telemetry import Bundle, LogFile, parse_timestamp
 
 BLOCK_BYTES = 1 << 22
@@ -99,6 +100,7 @@ class Occurrence:
     # first (the innermost frame outside site-packages), else the innermost
     innermost: tuple[int, str] | None = None  # an exception line: its traceback's innermost frame (line, text), in
     # whatever package
+    end_line: int | None = None  # a record a terminal cut over several lines, joined back: its last line
 
 
 @dataclass(slots=True)
@@ -387,6 +389,8 @@ class _FileReader:
         self.exception_frames: tuple[str, ...] = ()  # those of the last traceback, once its exception line came
         self.raised_at: tuple[int, str] | None = None  # the frame that raised the last traceback's exception
         self.innermost: tuple[int, str] | None = None  # and that traceback's innermost frame
+        self.wrapping: Wrapping | None = None  # how a terminal cut this file's lines, read off its first block
+        self.spans: dict[int, int] = {}  # the first line of a record joined back from cut lines: its last line
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -426,8 +430,7 @@ class _FileReader:
         host_scan = part.hosts.setdefault(fixed_host, HostScan()) if fixed_host is not None else None
         if host_scan is not None:
             host_scan.files += 1
-        shaper = self.shaper
-        shapes, kinds, table, hex_table = shaper.shapes, shaper.kinds, SHAPE_TABLE, HEX_SHAPE_TABLE
+        tables = (SHAPE_TABLE, HEX_SHAPE_TABLE)
         lineno = 0
         tail = b""
         cutting = False  # inside a line longer than MAX_LINE_BYTES, whose start was read: drop the rest
@@ -443,14 +446,17 @@ class _FileReader:
                 tail = lines.pop()
                 if lineno == 0:
                     summary.first_ts = _ts_of(lines[:NEAR_LINES], self.year)
+                    self.wrapping = wrapping_of(lines + [tail])
                 if len(tail) > MAX_LINE_BYTES:
                     lines.append(tail[:MAX_LINE_BYTES])
                     tail, cutting, cut = b"", True, cut + 1
-                lineno = self._lines(lines, lineno, shapes, kinds, (table, hex_table), host_scan)
-                self._last_line(lines, lineno)
+                elif self.wrapping is not None:  # a record cut at the end of the block may go on in the next one
+                    carry = carry_from(lines, self.wrapping)
+                    tail = b"\n".join([*lines[carry:], tail])
+                    del lines[carry:]
+                lineno = self._block(lines, lineno, tables, host_scan)
             if tail:
-                lineno = self._lines([tail], lineno, shapes, kinds, (table, hex_table), host_scan)
-                self._last_line([tail], lineno)
+                lineno = self._block(tail.split(b"\n"), lineno, tables, host_scan)
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
             part.issues.append(f"{self.lf.file}:{lineno + 1}: read stopped here ({exc}); {lineno} lines read")
         if cut:
@@ -460,6 +466,15 @@ class _FileReader:
         if host_scan is not None:
             host_scan.lines += lineno
         self._finish(lineno)
+
+    def _block(self, lines: list[bytes], lineno: int, tables: tuple[bytes, bytes], host_scan: HostScan | None) -> int:
+        """Read a block of whole lines, records a terminal cut joined back first; the number of its last line."""
+        if self.wrapping is not None:
+            for first, last in unwrap(lines, self.wrapping).items():
+                self.spans[lineno + first + 1] = lineno + last + 1
+        end = self._lines(lines, lineno, self.shaper.shapes, self.shaper.kinds, tables, host_scan)
+        self._last_line(lines, end)
+        return end
 
     def _lines(self, lines: list[bytes], lineno: int, shapes: dict[bytes, int], kinds: list[int],
                tables: tuple[bytes, bytes], host_scan: HostScan | None) -> int:
@@ -560,7 +575,8 @@ class _FileReader:
                          stage=self.summary.stage, iteration=self.summary.last_iteration,
                          frames=self.exception_frames if mid == self.exception_mid and self.after_traceback else (),
                          raised_at=self.raised_at if mid == self.exception_mid and self.after_traceback else None,
-                         innermost=self.innermost if mid == self.exception_mid and self.after_traceback else None)
+                         innermost=self.innermost if mid == self.exception_mid and self.after_traceback else None,
+                         end_line=self.spans.get(lineno))
         if not exact and len(self.pending) < 10_000:
             self.pending.append(occ)
         return occ

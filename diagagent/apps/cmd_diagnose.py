@@ -38,7 +38,7 @@ def render(d: Diagnosis, ledger_ids: dict[int, int] | None = None) -> Group:
     if d.evidence:
         ev = Text()
         for e in d.evidence[:12]:
-            where = f"{e.file}:{e.line}" if e.file and e.line else (e.file or e.host or "")
+            where = f"{e.file}:{e.lines}" if e.file and e.line else (e.file or e.host or "")
             ev.append(f"{e.id:>4} ", style="bold")
             ev.append(f"{e.role:<8}", style="red" if e.role == "cause" else "dim")
             ev.append(f"{where}\n", style="cyan")

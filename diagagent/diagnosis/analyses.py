@@ -38,15 +38,15 @@ class EvidenceRegistry:
 
     def cite(self, kind: EvidenceKind, *, role: EvidenceRole = "cause", file: str | None = None,
              line: int | None = None, host: str | None = None, rank: int | None = None, text: str = "",
-             why: str = "", ts: float | None = None, score: float = 0.0) -> Evidence:
+             why: str = "", ts: float | None = None, score: float = 0.0, end_line: int | None = None) -> Evidence:
         key = (kind, file, line, host, rank) if file else (kind, host, rank, text[:160])
         if key in self._by_key:
             known = self._by_id[self._by_key[key]]
             if role == "cause" and known.role != "cause":  # shown first as context, then found to be the cause
                 known.role, known.why = "cause", why or known.why
             return known
-        ev = Evidence(id=f"e{len(self._by_id) + 1}", kind=kind, role=role, file=file, line=line, host=host,
-                      rank=rank, text=text, why=why, ts=ts, score=round(score, 4))
+        ev = Evidence(id=f"e{len(self._by_id) + 1}", kind=kind, role=role, file=file, line=line, end_line=end_line,
+                      host=host, rank=rank, text=text, why=why, ts=ts, score=round(score, 4))
         self._by_id[ev.id] = ev
         self._by_key[key] = ev.id
         return ev

@@ -103,8 +103,8 @@ _LAUNCHER_SUMMARY = re.compile(r"failed \(exitcode: -?\d+\) local_rank: \d+|exit
 
 def _cite_log(a: Analyses, loc: LogLocation, role: EvidenceRole, why: str, score: float = 0.0) -> Evidence:
     """A log line the logs analysis located, as evidence."""
-    return a.evidence.cite("log", role=role, file=loc.file, line=loc.line, host=loc.host, rank=loc.rank,
-                           text=loc.text, why=why, ts=loc.ts, score=score)
+    return a.evidence.cite("log", role=role, file=loc.file, line=loc.line, end_line=loc.end_line, host=loc.host,
+                           rank=loc.rank, text=loc.text, why=why, ts=loc.ts, score=score)
 
 
 def _from_logs(a: Analyses, g: _Gathered) -> None:

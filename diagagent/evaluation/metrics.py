@@ -160,6 +160,7 @@ class LineIndex(BaseModel):
 
     lines: dict[LineKey, IndexedLine] = Field(default_factory=dict)
     job: Job | None = None
+    spans: dict[LineKey, int] = Field(default_factory=dict)  # a cited record cut over several lines: its last line
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, refs: Iterable[LineKey]) -> LineIndex:
@@ -189,8 +190,9 @@ def _read_lines(path: Path, file: str, numbers: set[int], year: int | None) -> d
 
 
 def same_event(cited: LineKey, indicated: LineKey, index: LineIndex) -> bool:
-    """The cited line is the indicated one, or a line of the same template on the same host within one second."""
-    if cited == indicated:
+    """The cited line is the indicated one (or a record cut over several lines that holds it), or a line of the same
+    template on the same host within one second."""
+    if cited == indicated or (cited[0] == indicated[0] and cited[1] <= indicated[1] <= index.spans.get(cited, 0)):
         return True
     a, b = index.lines.get(cited), index.lines.get(indicated)
     if a is None or b is None or a.host is None or a.ts is None or b.ts is None:
@@ -362,6 +364,9 @@ def score_case(diagnosis: Diagnosis, truth: Truth, source: Bundle | LineIndex, c
     context = [(r.file, r.line) for r in truth.indicating_lines or [] if r.role == "context"]
     index = source if isinstance(source, LineIndex) else \
         LineIndex.from_bundle(source, [*evidence_lines(diagnosis), *(indicated or [])])
+    spans = {(e.file, e.line): e.end_line for e in diagnosis.evidence if e.file and e.line and e.end_line}
+    if spans:
+        index = index.model_copy(update={"spans": spans})
     cited = cited_lines(diagnosis, context, index)
     iteration_hit = iteration_near = None
     if truth.iteration is not None:

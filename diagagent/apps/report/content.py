@@ -125,7 +125,7 @@ def clip(text: str, limit: int) -> str:
 def where(e: Evidence) -> str:
     """`file:line`, the file, or the host the evidence points at."""
     if e.file and e.line:
-        return f"{e.file}:{e.line}"
+        return f"{e.file}:{e.lines}"
     return e.file or e.host or ""
 
 

@@ -87,7 +87,7 @@ def job_label(ref: JobRef) -> str:
 
 
 def _where(e: Evidence) -> str:
-    place = f"{e.file}:{e.line}" if e.file and e.line else (e.file or "")
+    place = f"{e.file}:{e.lines}" if e.file and e.line else (e.file or "")
     return " ".join(p for p in (place, f"({e.host})" if e.host else "") if p) or e.kind
 
 

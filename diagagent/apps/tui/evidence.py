@@ -24,7 +24,7 @@ LineReader = Callable[[str, int, int], list[tuple[int, str]]]
 
 def where(e: Evidence) -> str:
     if e.file and e.line:
-        return f"{e.file}:{e.line}"
+        return f"{e.file}:{e.lines}"
     return e.file or e.host or e.kind
 
 
