@@ -32,8 +32,8 @@ def _screen_copy(records: list[str], width: int = 75) -> list[str]:
 
 
 def test_a_screen_copy_is_joined_back_where_the_terminal_cut_it() -> None:
-    lines = [x.encode() for x in _screen_copy([ABORT, WATCHDOG, "terminate called after throwing an instance of "
-                                               "'std::runtime_error'"])]
+    terminate = "terminate called after throwing an instance of 'std::runtime_error'"
+    lines = [x.encode() for x in _screen_copy([ABORT, WATCHDOG, terminate])]
     wrapping = wrapping_of(lines)
     assert wrapping is not None and wrapping.width == 75 and wrapping.sep == b""
     spans = unwrap(lines, wrapping)
