@@ -411,11 +411,12 @@ def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool:
 # elastic/errors.html" (dev:chatglm-efficient-tuning-75), and what ProcessGroupNCCL's watchdog adds to every timeout:
 # "Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU
 # operations might run on corrupted/incomplete data." and "To avoid data inconsistency, we are taking the entire
-# process down." (dev:llm-foundry-224, dev:funasr-2006)
+# process down." (dev:llm-foundry-224, dev:funasr-2006); and the bare "Last error:" header of an NCCL error's
+# message, whose content is the next line (dev:torchtitan-853, dev:skyrl-108)
 _ADVICE = re.compile(r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
                      r"CUDA_LAUNCH_BLOCKING|^Compile with .TORCH_USE_CUDA_DSA|^traceback\s*: To enable traceback see|"
                      r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run|"
-                     r"To avoid data inconsistency, we are taking the entire process down")
+                     r"To avoid data inconsistency, we are taking the entire process down|^\s*Last error:\s*$")
 
 
 # --- nodes: which node the failure began on -----------------------------------------------------------------------
