@@ -96,9 +96,12 @@ def _other_parts_show_it(a: Analyses) -> bool:
 
 # The launchers' one-line summary of a failed rank, as they print it: torchrun's elastic agent ("failed (exitcode: 1)
 # local_rank: 0 (pid: 51588) of binary", dev:fambench-103), DeepSpeed's launcher ("exits with return code = -9") and
-# srun ("srun: error: node-3: task 12: Exited with exit code 1").
+# srun ("srun: error: node-3: task 12: Exited with exit code 1"), OpenMPI's mpirun ("mpirun noticed that process rank 3
+# with PID 4242 on node gpu-7 exited on signal 9 (Killed).") and Ray's ("Worker exit type: SYSTEM_ERROR").
 _LAUNCHER_SUMMARY = re.compile(r"failed \(exitcode: -?\d+\) local_rank: \d+|exits with return code = -?\d+|"
-                               r"srun: error: \S+: tasks? [\d,-]+: (?:Exited with exit code|Killed|Terminated)")
+                               r"srun: error: \S+: tasks? [\d,-]+: (?:Exited with exit code|Killed|Terminated)|"
+                               r"mpirun noticed that process rank \d+ with PID \d+ on node \S+ exited on signal|"
+                               r"Worker exit type: \w+")
 
 
 def _cite_log(a: Analyses, loc: LogLocation, role: EvidenceRole, why: str, score: float = 0.0) -> Evidence:
