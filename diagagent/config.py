@@ -17,6 +17,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from diagagent.telemetry.limits import ReadLimits
+
 Executor = Literal["dry-run", "slurm", "kubernetes", "script"]
 Embedding = Literal["hashing", "minilm", "openai"]
 
@@ -52,6 +54,8 @@ class Settings(BaseSettings):
     tools_dir: Path | None = Field(None, description="A local copy of tools/ to use instead of the packaged one.")
     prompts_dir: Path | None = None
     knowledge_dir: Path | None = None
+    limits: ReadLimits = Field(default_factory=ReadLimits, description="Budgets for reading a bundle (untrusted input): "
+                               "bytes, lines, decompression ratio, tarball size, job.yaml size and shape, job sizes.")
 
     # Slack's own variable names are read too; the DIAGAGENT_ ones win when both are set.
     slack_bot_token: SecretStr | None = Field(

@@ -79,7 +79,7 @@ def run_plan(execution: ExecutionPlan) -> tuple[str, bool]:
 
 
 def _load_job(job_id: str, settings: Settings) -> Job | None:
-    store = JobStore(settings.jobs_dir)
+    store = JobStore(settings.jobs_dir, settings.limits)
     try:
         path = store.path_of(job_id)
         if path.is_dir():

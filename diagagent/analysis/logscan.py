@@ -6,15 +6,12 @@ Memory stays flat in the size of the logs: files are read in blocks, and only co
 
 from __future__ import annotations
 
-import gzip
 import math
 import multiprocessing
 import os
 import re
 import statistics
-import zlib
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,7 +55,9 @@ from diagagent.analysis.templates import (
     template_id,
 )
 from diagagent.analysis.wrapping import Wrapping, carry_from, unwrap, wrapping_of
-from diagagent.telemetry import Bundle, LogFile, parse_timestamp
+from diagagent.telemetry import Bundle, LogFile, ReadIssue, parse_timestamp
+from diagagent.telemetry.limits import ReadBudget
+from diagagent.telemetry.readers import LineChunks
 
 BLOCK_BYTES = 1 << 22
 MAX_LINE_BYTES = 1 << 20
@@ -189,6 +188,7 @@ class ScanPart:
     lines_skipped: int = 0
     lines_not_utf8: int = 0
     issues: list[str] = field(default_factory=list)
+    read_issues: list[ReadIssue] = field(default_factory=list)  # the same, as the bundle records them
     layouts: dict[bytes, ProgressLayout | None] = field(default_factory=dict)  # progress line shape -> layout
 
 
@@ -321,16 +321,6 @@ _STAGE_OF_MARKER = {"ckpt_start": "checkpoint", "eval_start": "eval", "shutdown"
 # --- one file ------------------------------------------------------------------------------------------------
 
 
-def _iter_blocks(path: Path) -> Iterator[bytes]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        while True:
-            block = f.read(BLOCK_BYTES)
-            if not block:
-                return
-            yield block
-
-
 def _ts_of(texts: list[bytes], year: int | None) -> float | None:
     for raw in texts:
         ts = parse_timestamp(raw[:160].decode("utf-8", errors="replace"), year)
@@ -371,6 +361,7 @@ class _FileReader:
         self.part, self.shaper, self.lf, self.year = part, shaper, lf, year
         self.host_of_rank, self.local_ranks = host_of_rank, local_ranks
         self.summary = FileSummary(file=lf.file, host=lf.host, rank=lf.rank)
+        self.budget: ReadBudget | None = None
         self.progress = _Progress()
         self.last_timed: tuple[int, bytes] = (0, b"")  # the latest line that printed a time
         self.parsed: tuple[int, float | None] = (-1, None)  # the time read from it, once
@@ -431,36 +422,27 @@ class _FileReader:
         if host_scan is not None:
             host_scan.files += 1
         tables = (SHAPE_TABLE, HEX_SHAPE_TABLE)
-        lineno = 0
-        tail = b""
-        cutting = False  # inside a line longer than MAX_LINE_BYTES, whose start was read: drop the rest
-        cut = 0
-        try:
-            for block in _iter_blocks(root / self.lf.file):
-                if cutting:
-                    end = block.find(b"\n")
-                    if end < 0:
-                        continue
-                    block, cutting = block[end + 1:], False
-                lines = (tail + block).split(b"\n")
-                tail = lines.pop()
-                if lineno == 0:
-                    summary.first_ts = _ts_of(lines[:NEAR_LINES], self.year)
-                    self.wrapping = wrapping_of(lines + [tail])
-                if len(tail) > MAX_LINE_BYTES:
-                    lines.append(tail[:MAX_LINE_BYTES])
-                    tail, cutting, cut = b"", True, cut + 1
-                elif self.wrapping is not None:  # a record cut at the end of the block may go on in the next one
-                    carry = carry_from(lines, self.wrapping)
-                    tail = b"\n".join([*lines[carry:], tail])
-                    del lines[carry:]
-                lineno = self._block(lines, lineno, tables, host_scan)
-            if tail:
-                lineno = self._block(tail.split(b"\n"), lineno, tables, host_scan)
-        except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            part.issues.append(f"{self.lf.file}:{lineno + 1}: read stopped here ({exc}); {lineno} lines read")
-        if cut:
-            part.issues.append(f"{self.lf.file}: {cut} line(s) longer than {MAX_LINE_BYTES} bytes, cut there")
+        chunks = LineChunks(root / self.lf.file, self.lf.file, part.read_issues, self.budget, MAX_LINE_BYTES,
+                            BLOCK_BYTES)  # budgets, cut lines, a cut .gz read to its break; blank runs count once
+        before = len(part.read_issues)
+        carried: tuple[int, list[bytes]] = (1, [])  # lines that fill a terminal's width at a chunk's end
+        for first, lines in chunks:
+            if summary.first_ts is None and first <= NEAR_LINES:
+                summary.first_ts = _ts_of(lines[:NEAR_LINES - first + 1], self.year)
+            if first == 1:
+                self.wrapping = wrapping_of(lines)
+            if self.wrapping is not None:  # a record cut at the end of a chunk may go on in the next one
+                if carried[1] and carried[0] + len(carried[1]) == first:
+                    first, lines = carried[0], carried[1] + lines
+                elif carried[1]:
+                    self._block(carried[1], carried[0] - 1, tables, host_scan)
+                cut = carry_from(lines, self.wrapping)
+                carried, lines = (first + cut, lines[cut:]), lines[:cut]
+            self._block(lines, first - 1, tables, host_scan)
+        if carried[1]:
+            self._block(carried[1], carried[0] - 1, tables, host_scan)
+        lineno = chunks.lines
+        part.issues.extend(str(i) for i in part.read_issues[before:])
         summary.lines = lineno
         part.lines_read += lineno
         if host_scan is not None:
@@ -724,6 +706,7 @@ class ScanJob:
     local_ranks: dict[str, list[int]]
     names: list[str]
     year: int | None
+    budget: ReadBudget | None = None  # this process's share of the bundle's read budget
 
 
 def scan_files(job: ScanJob) -> ScanPart:
@@ -732,8 +715,10 @@ def scan_files(job: ScanJob) -> ScanPart:
     part = ScanPart(messages=shaper.messages, levels=shaper.levels, kinds=shaper.kinds, code_lines=set(),
                     exception_lines=set(), continuation_lines=set(), detail_of={}, hosts={}, files=[])
     root = Path(job.root)
+    budget = job.budget or ReadBudget()
     for lf in job.files:
         reader = _FileReader(part, shaper, lf, job.host_of_rank, job.local_ranks, job.year)
+        reader.budget = budget
         reader.read(root)
     part.messages, part.levels, part.kinds = shaper.messages, shaper.levels, shaper.kinds
     return part
@@ -802,12 +787,15 @@ def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner
     names = [n.host for n in job.nodes] + [n.ip for n in job.nodes if n.ip]
     local = {h: rs for h, rs in job.host_to_ranks.items()}
     chunks = _split(bundle.log_files, bundle.root, workers) if bundle.log_files else []
-    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year) for chunk in chunks]
+    shares = bundle.new_budget().share(len(chunks))
+    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share)
+            for chunk, share in zip(chunks, shares)]
     if len(jobs) <= 1:
         parts = [scan_files(j) for j in jobs]
     else:
         with ProcessPoolExecutor(max_workers=len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
             parts = list(pool.map(scan_files, jobs))
+    bundle.issues.extend(i for p in parts for i in p.read_issues)
     return merge_parts(parts, miner or TemplateMiner(), [h for h in job.hosts])
 
 

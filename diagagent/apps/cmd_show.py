@@ -14,7 +14,6 @@ from rich.table import Table
 
 from diagagent.apps.common import console, open_bundle, print_json
 from diagagent.telemetry import Bundle, parse_timestamp
-from diagagent.telemetry.readers import iter_raw_lines
 
 
 class PartSummary(BaseModel):
@@ -50,13 +49,17 @@ def summarize(bundle: Bundle, progress: Progress | None = None) -> BundleSummary
     parts: list[PartSummary] = []
     task = progress.add_task("logs", total=len(bundle.log_files)) if progress else None
     lines, first, last = 0, None, None
+    budget = bundle.new_budget()
     for lf in bundle.log_files:
-        for _, text in iter_raw_lines(bundle.root / lf.file, lf.file, bundle.issues):
-            lines += 1
+        n = 0
+        for n, text in bundle.iter_raw_lines(lf.file, budget):
+            if not text:
+                continue
             ts = parse_timestamp(text, bundle.year)
             if ts is not None:
                 first = ts if first is None or ts < first else first
                 last = ts if last is None or ts > last else last
+        lines += n  # the number of the last line is how many there are (blank runs are given once)
         if progress is not None and task is not None:
             progress.advance(task)
     parts.append(PartSummary(part="logs", files=len(bundle.log_files), records=lines, first_ts=first, last_ts=last,

@@ -50,7 +50,7 @@ def open_bundle(target: str, cfg: Settings | None = None) -> Bundle:
     """PATH (a bundle dir or tarball) or a JOB_ID/name under the jobs dir; exits with a clear message if neither."""
     cfg = cfg or settings()
     try:
-        return open_target(target, cfg.jobs_dir)
+        return open_target(target, cfg.jobs_dir, cfg.limits)
     except (BundleError, UnknownJob) as exc:
         fail(str(exc))
 

@@ -447,6 +447,9 @@ def _root_cause(what: str, named: list[NodeScore], causes: list[Evidence], stage
     return f"{what}{where}{when}."
 
 
+READ_NOTES = 8  # read problems that lost data (a cut file, a budget hit, a link out) named in the notes
+
+
 def _notes(a: Analyses, decision: Decision, named: list[NodeScore]) -> list[str]:
     notes = [MISSING_PART_NOTES[p] for p in a.bundle.missing]
     if "stacks" in a.bundle.missing and a.logs is not None and a.logs.thread_dumps:
@@ -461,6 +464,10 @@ def _notes(a: Analyses, decision: Decision, named: list[NodeScore]) -> list[str]
     if a.logs is not None:
         said_cross_job = any("cross-job" in n for n in notes)
         notes.extend(n for n in a.logs.notes[:3] if n not in notes and not (said_cross_job and "cross-job" in n))
+    lost = list(dict.fromkeys(str(i) for i in a.bundle.issues if i.lost))  # files cut, budgets hit, links skipped
+    notes.extend(n for n in lost[:READ_NOTES] if n not in notes)
+    if len(lost) > READ_NOTES:
+        notes.append(f"{len(lost) - READ_NOTES} more read problem(s) of this kind: `diagagent show` lists them all")
     if decision.fault is None and decision.candidates:
         names = " or ".join(c.fault for c in decision.candidates[:2])
         notes.insert(0, f"the evidence does not single out one fault ({names})"

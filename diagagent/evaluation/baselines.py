@@ -13,7 +13,6 @@ from pydantic import BaseModel
 from diagagent.diagnosis import Diagnosis, Evidence, NodeScore
 from diagagent.evaluation.predictors import Prediction
 from diagagent.telemetry import Bundle, parse_timestamp
-from diagagent.telemetry.readers import iter_raw_lines
 
 # The words an SRE greps for first (`grep -rniE`), in the phrasing PyTorch, NCCL, CUDA and the kernel use.
 ERROR_WORDS = re.compile(
@@ -34,7 +33,7 @@ def error_lines(bundle: Bundle) -> Iterator[ErrorLine]:
     """Every log and probe line holding an error word, file by file in path order (as `grep -r` lists them)."""
     sources = [(f.file, f.host) for f in bundle.log_files] + [(f.file, f.host) for f in bundle.probe_files]
     for file, host in sorted(sources):
-        for n, text in iter_raw_lines(bundle.root / file, file, bundle.issues):
+        for n, text in bundle.iter_raw_lines(file):
             if ERROR_WORDS.search(text):
                 yield ErrorLine(file=file, line=n, host=host, ts=parse_timestamp(text, bundle.year), text=text[:500])
 

@@ -8,14 +8,12 @@ from __future__ import annotations
 import re
 import statistics
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from diagagent.diagnosis import ActionProposal, Diagnosis
 from diagagent.telemetry.job import Job
-from diagagent.telemetry.readers import iter_raw_lines
 from diagagent.telemetry.timestamps import parse_timestamp
 from diagagent.telemetry.truth import TruthAction
 
@@ -167,23 +165,19 @@ class LineIndex(BaseModel):
         wanted: dict[str, set[int]] = {}
         for file, line in refs:
             wanted.setdefault(file, set()).add(line)
-        root = bundle.root.resolve()
         lines: dict[LineKey, IndexedLine] = {}
         for file, numbers in wanted.items():
-            path = (root / file).resolve()
-            if not path.is_relative_to(root) or not path.is_file():
-                continue
-            lines.update(_read_lines(path, file, numbers, bundle.year))
+            lines.update(_read_lines(bundle, file, numbers))
         return cls(lines=lines, job=bundle.job)
 
 
-def _read_lines(path: Path, file: str, numbers: set[int], year: int | None) -> dict[LineKey, IndexedLine]:
+def _read_lines(bundle: Bundle, file: str, numbers: set[int]) -> dict[LineKey, IndexedLine]:
     out: dict[LineKey, IndexedLine] = {}
     last = max(numbers)
     host = host_of_file(file)
-    for n, text in iter_raw_lines(path, file, []):
+    for n, text in bundle.iter_raw_lines(file, issues=[]):
         if n in numbers:
-            out[(file, n)] = IndexedLine(host=host, ts=parse_timestamp(text, year), template=line_template(text))
+            out[(file, n)] = IndexedLine(host=host, ts=parse_timestamp(text, bundle.year), template=line_template(text))
         if n >= last:
             break
     return out

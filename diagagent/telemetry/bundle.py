@@ -5,10 +5,12 @@ Only `job.yaml` is required. Every other part may be missing: `Bundle.missing` s
 
 from __future__ import annotations
 
+import os
 import shutil
 import tarfile
 import tempfile
 import weakref
+import zlib
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
@@ -16,12 +18,14 @@ from typing import Literal
 
 from diagagent.telemetry.errors import BundleError, ReadIssue
 from diagagent.telemetry.job import Job
+from diagagent.telemetry.limits import ReadBudget, ReadLimits
 from diagagent.telemetry.readers import (
     LogFile,
     LogLine,
     PartFile,
     iter_flow_batches,
     iter_log_lines,
+    iter_raw_lines,
     rank_from_name,
     read_text,
 )
@@ -30,12 +34,12 @@ from diagagent.telemetry.truth import Truth
 Part = Literal["logs", "flows", "stacks", "probes"]
 PARTS: tuple[Part, ...] = ("logs", "flows", "stacks", "probes")
 
-_LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".log.gz", ".txt.gz", ".out.gz", ".err.gz")
+_LOG_SUFFIXES = tuple(f"{base}{packing}" for base in (".log", ".txt", ".out", ".err") for packing in ("", ".gz", ".zst"))
 _FLOW_SUFFIXES = (".csv", ".csv.gz", ".parquet")
 
 
 def _strip_suffixes(name: str) -> str:
-    for suffix in (".gz", ".txt", ".json", ".log", ".out", ".err"):
+    for suffix in (".gz", ".zst", ".txt", ".json", ".log", ".out", ".err"):
         name = name.removesuffix(suffix)
     return name
 
@@ -43,11 +47,15 @@ def _strip_suffixes(name: str) -> str:
 class Bundle:
     """An opened incident bundle. Use as a context manager (a tarball is unpacked to a temp dir until closed)."""
 
-    def __init__(self, root: Path, source: Path, job: Job, tmpdir: Path | None = None) -> None:
+    def __init__(self, root: Path, source: Path, job: Job, tmpdir: Path | None = None,
+                 limits: ReadLimits | None = None, issues: list[ReadIssue] | None = None) -> None:
         self.root = root
         self.source = source
         self.job = job
-        self.issues: list[ReadIssue] = []
+        self.limits = limits or ReadLimits()
+        self.issues: list[ReadIssue] = list(issues or [])
+        self.budget = ReadBudget(self.limits)  # stacks, probes and other small files, read once each
+        self._real_root = root.resolve()
         self._tmpdir = tmpdir
         if tmpdir is not None:
             self._finalizer = weakref.finalize(self, shutil.rmtree, tmpdir, True)
@@ -55,40 +63,36 @@ class Bundle:
     # --- opening ---------------------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | Path) -> Bundle:
+    def open(cls, path: str | Path, limits: ReadLimits | None = None) -> Bundle:
         """Open a bundle directory, or a `.tar.gz` / `.tgz` of one. Raises BundleError if job.yaml is unusable."""
+        limits = limits or ReadLimits()
         source = Path(path).expanduser()
         if not source.exists():
             raise BundleError(str(source), "no such bundle (expected a directory or a .tar.gz holding job.yaml)")
         tmpdir = None
+        issues: list[ReadIssue] = []
         if source.is_dir():
             root = source
         elif source.name.endswith((".tar.gz", ".tgz", ".tar")):
             tmpdir = Path(tempfile.mkdtemp(prefix="diagagent-bundle-"))
             try:
-                with tarfile.open(source, "r:*") as tar:
-                    tar.extractall(tmpdir, filter="data")
-            except (tarfile.TarError, EOFError, OSError) as exc:
+                _extract(source, tmpdir, limits, issues)
+            except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
                 shutil.rmtree(tmpdir, ignore_errors=True)
                 raise BundleError(str(source), f"cannot unpack the bundle tarball: {exc}") from exc
             root = _find_root(tmpdir)
         else:
             raise BundleError(str(source), "expected a bundle directory or a .tar.gz / .tgz of one")
-        job_path = root / "job.yaml"
-        if not job_path.is_file():
-            alt = root / "job.yml"
-            if not alt.is_file():
-                if tmpdir is not None:
-                    shutil.rmtree(tmpdir, ignore_errors=True)
-                raise BundleError(str(source / "job.yaml"), "missing: every bundle needs a job.yaml")
-            job_path = alt
         try:
-            job = Job.load(job_path, display_name=str(source / job_path.name))
-        except BundleError:
+            job = _load_job(root, source, limits, issues)
+        except BundleError as exc:
             if tmpdir is not None:
                 shutil.rmtree(tmpdir, ignore_errors=True)
+            cap = next((i.problem for i in issues if i.kind == "budget"), None)  # a tarball cut short
+            if cap is not None:
+                raise BundleError(exc.file, f"{exc.message} ({cap})", exc.line) from exc
             raise
-        return cls(root, source, job, tmpdir)
+        return cls(root, source, job, tmpdir, limits, issues)
 
     def close(self) -> None:
         if self._tmpdir is not None:
@@ -103,13 +107,55 @@ class Bundle:
     def __repr__(self) -> str:
         return f"Bundle(job_id={self.job.job_id!r}, source={str(self.source)!r})"
 
+    def path(self, rel: str) -> Path | None:
+        """The file `rel` (relative to the bundle root) names, or None when it, or a link on the way, leads out of
+        the bundle. Every reader goes through this rule (the listings too): telemetry and cited paths are untrusted."""
+        return inside(self._real_root, rel)
+
+    def new_budget(self) -> ReadBudget:
+        """A fresh per-bundle budget for one pass over the logs."""
+        return ReadBudget(self.limits)
+
     # --- what is here --------------------------------------------------------------------------------
 
     def _files(self, part: str) -> list[Path]:
+        """The files under `part/`, without hidden ones; a symlink leading out of the bundle is skipped (and noted),
+        a linked folder is not entered."""
         base = self.root / part
+        if self.path(part) is None:
+            self._link_out(part)
+            return []
         if not base.is_dir():
             return []
-        return sorted(p for p in base.rglob("*") if p.is_file() and not p.name.startswith("."))
+        out, todo = [], [base]
+        while todo:
+            folder = todo.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError as exc:
+                self.issues.append(ReadIssue(file=self._rel(folder), kind="truncated",
+                                             problem=f"folder not readable ({exc.strerror or exc}), skipped"))
+                continue
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                p = Path(entry.path)
+                if entry.is_symlink():
+                    target = self.path(self._rel(p))
+                    if target is None:
+                        self._link_out(self._rel(p))
+                    elif target.is_file():
+                        out.append(p)
+                elif entry.is_dir(follow_symlinks=False):
+                    todo.append(p)
+                elif entry.is_file(follow_symlinks=False):
+                    out.append(p)
+        return sorted(out)
+
+    def _link_out(self, rel: str) -> None:
+        target = os.path.realpath(self.root / rel)
+        self.issues.append(ReadIssue(file=rel, kind="link",
+                                     problem=f"a symlink out of the bundle (to {target}), not followed"))
 
     def _rel(self, p: Path) -> str:
         return p.relative_to(self.root).as_posix()
@@ -137,7 +183,7 @@ class Bundle:
     def stack_files(self) -> list[PartFile]:
         out = []
         for p in self._files("stacks"):
-            if not p.name.endswith((".txt", ".json", ".txt.gz", ".json.gz")):
+            if not p.name.endswith((".txt", ".json", ".txt.gz", ".json.gz", ".txt.zst", ".json.zst")):
                 continue
             stem = _strip_suffixes(p.name)
             rank = rank_from_name(stem)
@@ -167,59 +213,62 @@ class Bundle:
 
     # --- reading -------------------------------------------------------------------------------------
 
-    def iter_log_lines(self, log_file: LogFile) -> Iterator[LogLine]:
+    def iter_log_lines(self, log_file: LogFile, budget: ReadBudget | None = None) -> Iterator[LogLine]:
         local = None
         if log_file.rank is None and log_file.host is not None:
             local = dict(enumerate(self.job.host_to_ranks.get(log_file.host, [])))
-        return iter_log_lines(self.root, log_file, self.issues, local)
+        return iter_log_lines(self.root, log_file, self.issues, local, budget or self.new_budget())
 
     def iter_all_log_lines(self) -> Iterator[LogLine]:
+        budget = self.new_budget()
         for lf in self.log_files:
-            yield from self.iter_log_lines(lf)
+            yield from self.iter_log_lines(lf, budget)
+
+    def iter_raw_lines(self, rel: str, budget: ReadBudget | None = None,
+                       issues: list[ReadIssue] | None = None) -> Iterator[tuple[int, str]]:
+        """(line number, text) of any file in the bundle (a run of blank lines gives its first); none for a path
+        that leaves the bundle or a file that is not there."""
+        path = self.path(rel)
+        if path is None or not path.is_file():
+            return iter(())
+        return iter_raw_lines(path, rel, self.issues if issues is None else issues, budget or self.new_budget())
 
     def iter_flow_batches(self, batch_rows: int = 1 << 20) -> Iterator[pyarrow.RecordBatch]:  # noqa: F821
         for rel in self.flow_files:
             yield from iter_flow_batches(self.root / rel, rel, self.issues, batch_rows)
 
-    def _path_inside(self, rel: str) -> Path | None:
-        """The file `rel` names, or None when it leaves the bundle (a cited path is telemetry, not trusted)."""
-        root = self.root.resolve()
-        path = (root / rel).resolve()
-        return path if path.is_relative_to(root) else None
-
     def read_text(self, rel: str, limit: int = 64 << 20) -> str:
         """A stack or probe file (or any small file) as text, decoded with replacement."""
-        path = self._path_inside(rel)
+        path = self.path(rel)
         if path is None:
             raise BundleError(rel, "path leaves the bundle")
-        return read_text(path, rel, self.issues, limit)
+        return read_text(path, rel, self.issues, min(limit, self.limits.file_bytes), self.budget)
 
     def lines_around(self, rel: str, line: int, context: int = 3) -> list[tuple[int, str]]:
         """The lines `line - context .. line + context` of a file (1-based), for showing evidence in context;
         none for a path that leaves the bundle or a file that is not there."""
-        from diagagent.telemetry.readers import iter_raw_lines
-
-        path = self._path_inside(rel)
-        if path is None or not path.is_file():
-            return []
-        out = []
-        for n, text in iter_raw_lines(path, rel, []):
-            if n > line + context:
+        out: list[tuple[int, str]] = []
+        lo, hi = line - context, line + context
+        last = 0
+        for n, text in self.iter_raw_lines(rel, issues=[]):
+            out.extend((k, "") for k in range(max(last + 1, lo), min(n, hi + 1)))  # a run of blank lines
+            last = n
+            if n > hi:
                 break
-            if n >= line - context:
+            if n >= lo:
                 out.append((n, text))
         return out
 
     @cached_property
     def truth(self) -> Truth | None:
         """`truth.json` of an eval case. For the eval and tests only; analyzers never read it."""
-        p = self.root / "truth.json"
-        if not p.is_file():
+        p = self.path("truth.json")
+        if p is None or not p.is_file():
             return None
         try:
             return Truth.model_validate_json(p.read_bytes())
         except ValueError as exc:
-            raise BundleError(self._rel(p), f"not a valid truth.json: {exc}") from exc
+            raise BundleError("truth.json", f"not a valid truth.json: {exc}") from exc
 
 
 def _find_root(tmpdir: Path) -> Path:
@@ -230,3 +279,64 @@ def _find_root(tmpdir: Path) -> Path:
         if len(cand.relative_to(tmpdir).parts) <= 3:
             return cand.parent
     return tmpdir
+
+
+def inside(real_root: Path, rel: str) -> Path | None:
+    """`rel` under the (resolved) bundle root with every link followed, or None when that leaves the root."""
+    path = (real_root / rel).resolve()
+    return path if path.is_relative_to(real_root) else None
+
+
+def _load_job(root: Path, source: Path, limits: ReadLimits, issues: list[ReadIssue]) -> Job:
+    """job.yaml (or job.yml) of an unpacked bundle; its notes (sizes that disagree) become issues."""
+    real_root = root.resolve()
+    for name in ("job.yaml", "job.yml"):
+        if not (root / name).is_file() and not (root / name).is_symlink():
+            continue
+        path = inside(real_root, name)
+        if path is None:
+            raise BundleError(str(source / name), f"a symlink out of the bundle (to {os.path.realpath(root / name)})"
+                                                  "; job.yaml must be a file inside it")
+        if not path.is_file():
+            continue
+        job = Job.load(path, display_name=str(source / name), limits=limits)
+        issues.extend(ReadIssue(file=name, line=line, kind="job", problem=note) for line, note in job.load_notes)
+        return job
+    raise BundleError(str(source / "job.yaml"), "missing: every bundle needs a job.yaml")
+
+
+def _extract(source: Path, dest: Path, limits: ReadLimits, issues: list[ReadIssue]) -> None:
+    """Unpack a bundle tarball member by member (one streaming pass), within limits.tar_bytes and
+    limits.tar_members; what does not fit is skipped and noted, except a job.yaml, and unsafe members (links
+    out, absolute paths, devices) are skipped and named."""
+    total, members, skipped, skipped_bytes, refused = 0, 0, 0, 0, []
+    over: str | None = None
+    have_job = False
+    with tarfile.open(source, "r:*") as tar:
+        for member in tar:
+            tar.members.clear()  # tarfile keeps every header it has read; a million-member bomb would stay in memory
+            if members >= limits.tar_members:
+                over = f"limits.tar_members ({limits.tar_members:,} members)"
+                break
+            members += 1
+            is_job = Path(member.name).name in ("job.yaml", "job.yml") and member.size <= limits.job_yaml_bytes
+            if member.isfile() and total + member.size > limits.tar_bytes and not is_job:
+                over = f"limits.tar_bytes ({limits.tar_bytes:,} bytes)"
+                skipped, skipped_bytes = skipped + 1, skipped_bytes + member.size
+                if skipped_bytes > limits.tar_bytes and have_job:
+                    break  # twice the cap gone through: do not decompress the rest only to skip it
+                continue
+            try:
+                tar.extract(member, dest, filter="data")
+            except (tarfile.FilterError, KeyError) as exc:
+                refused.append(f"{member.name} ({exc})")
+                continue
+            total += member.size if member.isfile() else 0
+            have_job = have_job or is_job
+    if over is not None:
+        issues.append(ReadIssue(file=source.name, kind="budget",
+                                problem=f"tarball over {over}: {members - skipped:,} members ({total:,} bytes) "
+                                        f"extracted, {skipped:,} skipped ({skipped_bytes:,} bytes), and any after"))
+    if refused:
+        issues.append(ReadIssue(file=source.name, kind="link", count=len(refused),
+                                problem=f"unsafe tarball member(s) skipped: {'; '.join(refused[:5])}"))

@@ -5,7 +5,13 @@ A `BundleError` stops reading (a job.yaml that cannot be used); a `ReadIssue` is
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel
+
+# data: a bad line skipped or mended, counted; truncated: a file ends or breaks early; budget: a read limit was
+# reached; link: a symlink out of the bundle, not followed; job: job.yaml says something that does not add up
+IssueKind = Literal["data", "truncated", "budget", "link", "job"]
 
 
 class BundleError(Exception):
@@ -26,6 +32,12 @@ class ReadIssue(BaseModel):
     line: int | None = None
     problem: str
     count: int = 1
+    kind: IssueKind = "data"
+
+    @property
+    def lost(self) -> bool:
+        """Whether data was left unread or a fact was doubted: worth a note in the diagnosis."""
+        return self.kind != "data"
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from diagagent.telemetry.errors import ReadIssue
+from diagagent.telemetry.errors import IssueKind, ReadIssue
+from diagagent.telemetry.limits import ReadBudget
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than 1 MiB is cut there (and counted)
+BLOCK_BYTES = 1 << 22  # files are read in blocks of this many (decompressed) bytes
 
 _RANK_IN_NAME = re.compile(r"(?:^|[^a-z]|global)rank[-_ ]?(\d+)", re.IGNORECASE)  # not NeMo's "localrank"
 _RANK_PREFIX = re.compile(r"^\[(rank|default)(\d+)\]:")
@@ -55,6 +57,7 @@ def rank_from_name(name: str) -> int | None:
 
 
 def open_binary(path: Path) -> IO[bytes]:
+    """A file's bytes, gzip-aware. For reading a bundle, use `LineChunks` or `read_text` (budgets, recovery)."""
     raw = path.open("rb")
     if path.name.endswith((".gz", ".tgz")):
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
@@ -69,37 +72,224 @@ def _decode(raw: bytes, bad: list[int], lineno: int) -> str:
         return raw.decode("utf-8", errors="replace")
 
 
-def iter_raw_lines(path: Path, display: str, issues: list[ReadIssue]) -> Iterator[tuple[int, str]]:
-    """(line number, text) for every physical line, newline stripped; problems go to `issues`."""
-    bad: list[int] = []
-    cut: list[int] = []
-    lineno = 0
+def _size(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "bytes" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} GiB"
+
+
+class _Stop(Exception):
+    """Reading one file stops here: a budget was hit or its compressed data broke (the reason says which)."""
+
+    def __init__(self, kind: IssueKind, reason: str) -> None:
+        super().__init__(reason)
+        self.kind, self.reason = kind, reason
+
+
+def _compressed_blocks(raw: IO[bytes], kind: str, block: int) -> Iterator[bytes]:
+    """Decompressed blocks of a gzip or zstd stream (every member or frame), each at most `block` bytes; up to
+    the break when the data is cut or corrupt (then `_Stop`), so nothing before it is lost."""
+    if kind == "zst":
+        yield from _zstd_blocks(raw, block)
+        return
+    gz = gzip.GzipFile(fileobj=raw)
     try:
-        with open_binary(path) as f:
-            while True:
-                raw = f.readline(MAX_LINE_BYTES + 1)
-                if not raw:
-                    break
-                lineno += 1
-                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                    cut.append(lineno)
-                    while True:  # drop the rest of the over-long line
-                        more = f.readline(MAX_LINE_BYTES)
-                        if not more or more.endswith(b"\n"):
-                            break
-                    raw = raw[:MAX_LINE_BYTES]
-                yield lineno, _decode(raw.rstrip(b"\r\n"), bad, lineno)
+        while True:
+            data = gz.read1(block)  # one step at a time: what came before a break is kept
+            if not data:
+                return
+            yield data
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        issues.append(ReadIssue(file=display, line=lineno + 1,
-                                problem=f"compressed data ends or breaks here ({exc}); read {lineno} lines before it"))
-    except OSError as exc:
-        issues.append(ReadIssue(file=display, line=lineno + 1 if lineno else None, problem=f"read error: {exc}"))
+        what = "ends before its end (the file was cut)" if isinstance(exc, EOFError) else f"breaks ({exc})"
+        raise _Stop("truncated", f"compressed data {what}") from exc
+
+
+def _zstd_blocks(raw: IO[bytes], block: int) -> Iterator[bytes]:
+    import zstandard
+
+    dctx = zstandard.ZstdDecompressor()
+    dobj, started, feed = dctx.decompressobj(), False, b""
+    while True:
+        chunk = feed or raw.read(4096)  # small inputs keep one call's output small (zstd ratios reach 30,000:1)
+        feed = b""
+        if not chunk:
+            if started and not dobj.eof:
+                raise _Stop("truncated", "compressed data ends before its end (the file was cut)")
+            return
+        started = True
+        try:
+            out = dobj.decompress(chunk)
+        except zstandard.ZstdError as exc:
+            raise _Stop("truncated", f"compressed data breaks ({exc})") from exc
+        for i in range(0, len(out), block):
+            yield out[i:i + block]
+        if dobj.eof:  # the next frame, if any
+            feed, dobj, started = dobj.unused_data, dctx.decompressobj(), False
+
+
+class LineChunks:
+    """The lines of one file in chunks: `(number of the chunk's first line, [line bytes without newline, ...])`.
+
+    Streams in blocks and keeps to the budgets: bytes and lines per file and per pass (`ReadBudget`), the
+    decompression ratio. A run of blank lines is handed on as one blank line (the numbers after it jump), so a
+    file of a billion empty lines costs a few block scans. Reads a cut .gz/.zst up to the break. Every stop
+    (budget, break) is one `ReadIssue` in `issues` naming the file, the budget and what was read."""
+
+    def __init__(self, path: Path, display: str, issues: list[ReadIssue], budget: ReadBudget | None = None,
+                 max_line: int = MAX_LINE_BYTES, block: int = BLOCK_BYTES) -> None:
+        self.path, self.display, self.issues = path, display, issues
+        self.budget = budget if budget is not None else ReadBudget()
+        self.max_line, self.block = max_line, block
+        self.lines = 0  # physical lines read
+        self.bytes = 0  # (decompressed) bytes read
+        self.kept = 0  # lines handed on (blank runs count once)
+        self.cut: list[int] = []  # lines longer than max_line, cut there
+
+    # --- bytes --------------------------------------------------------------------------------------------
+
+    def _blocks(self) -> Iterator[bytes]:
+        limits, budget = self.budget.limits, self.budget
+        name = self.path.name
+        kind = "gz" if name.endswith((".gz", ".tgz")) else "zst" if name.endswith((".zst", ".zstd")) else ""
+        with self.path.open("rb") as raw:
+            source = _compressed_blocks(raw, kind, self.block) if kind else iter(lambda: raw.read(self.block), b"")
+            for data in source:
+                room = min(limits.file_bytes - self.bytes, budget.bytes_left)
+                if len(data) > room:
+                    data = data[:max(room, 0)]
+                    which = ("file_bytes" if limits.file_bytes - self.bytes <= budget.bytes_left else "bundle_bytes")
+                    cap = limits.file_bytes if which == "file_bytes" else limits.bundle_bytes
+                    self._take(data)
+                    if data:
+                        yield data
+                    raise _Stop("budget", f"read budget limits.{which} ({_size(cap)}) reached")
+                self._take(data)
+                yield data
+                if kind and self.bytes >= limits.ratio_after_bytes:
+                    ratio = self.bytes / max(raw.tell(), 1)
+                    if ratio > limits.max_ratio:
+                        raise _Stop("budget", f"decompression ratio {ratio:,.0f}:1 is over limits.max_ratio "
+                                              f"({limits.max_ratio:,.0f}:1; a compression bomb?)")
+
+    def _take(self, data: bytes) -> None:
+        self.bytes += len(data)
+        self.budget.bytes_left -= len(data)
+
+    # --- lines --------------------------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[tuple[int, list[bytes]]]:
+        tail = b""
+        cutting = False  # inside a line longer than max_line whose start was handed on: drop the rest
+        stop: _Stop | None = None
+        try:
+            try:
+                for data in self._blocks():
+                    if cutting:
+                        end = data.find(b"\n")
+                        if end < 0:
+                            continue
+                        data, cutting = data[end + 1:], False
+                    data = tail + data if tail else data
+                    last = data.rfind(b"\n")
+                    body, tail = (data[:last], data[last + 1:]) if last >= 0 else (None, data)
+                    if body is not None:
+                        yield from self._chunks(body)
+                    if len(tail) > self.max_line:
+                        yield from self._chunks(tail[:self.max_line], cut=True)
+                        tail, cutting = b"", True
+            except _Stop as exc:
+                stop = exc
+            if tail:
+                yield from self._chunks(tail)
+        except _Stop as exc:  # the line budget, hit while handing lines on
+            stop = exc
+        except OSError as exc:
+            stop = _Stop("truncated", f"read error ({exc.strerror or exc})")
+        if stop is not None:
+            self.issues.append(ReadIssue(
+                file=self.display, line=self.lines + 1, kind=stop.kind,
+                problem=f"{stop.reason}: read {self.lines:,} lines ({_size(self.bytes)}) before it, the rest skipped"))
+        if self.cut:
+            self.issues.append(ReadIssue(file=self.display, line=self.cut[0], count=len(self.cut),
+                                         problem=f"line longer than {self.max_line} bytes, cut there"))
+
+    def _chunks(self, body: bytes, cut: bool = False) -> Iterator[tuple[int, list[bytes]]]:
+        """The lines of `body` (whole lines, the last without its newline), to the line budgets."""
+        n = body.count(b"\n") + 1
+        limits, budget = self.budget.limits, self.budget
+        room = min(limits.file_lines - self.lines, budget.lines_left)
+        over = n > room
+        if over:
+            which = "file_lines" if limits.file_lines - self.lines <= budget.lines_left else "bundle_lines"
+            cap = limits.file_lines if which == "file_lines" else limits.bundle_lines
+            n = max(room, 0)
+            body = b"\n".join(body.split(b"\n", n)[:n]) if n else b""
+        if n:
+            first = self.lines + 1
+            if n * 8 > len(body) and n > 64:  # mostly empty lines: hand on each run of blank lines once
+                yield from self._squeezed(body, first)
+            else:
+                lines = body.split(b"\n")
+                if len(body) > self.max_line and max(map(len, lines)) > self.max_line:
+                    lines = self._cut_long(lines, first)
+                if cut:
+                    self.cut.append(first)
+                self.kept += len(lines)
+                yield first, lines
+            self.lines += n
+            budget.lines_left -= n
+        if over:
+            raise _Stop("budget", f"read budget limits.{which} ({cap:,} lines) reached")
+
+    def _squeezed(self, body: bytes, first: int) -> Iterator[tuple[int, list[bytes]]]:
+        pos, lineno = 0, first
+        for m in _BLANK_RUN.finditer(body):
+            start, end = m.span()
+            run = body.count(b"\n", start, end)  # blank lines in this run
+            if run < 2:
+                continue
+            lines = self._fit(body[pos:start].split(b"\n"), lineno)  # ends with the run's first blank line
+            self.kept += len(lines)
+            yield lineno, lines
+            lineno += len(lines) - 1 + run
+            pos = end
+        lines = self._fit(body[pos:].split(b"\n"), lineno)
+        self.kept += len(lines)
+        yield lineno, lines
+
+    def _fit(self, lines: list[bytes], first: int) -> list[bytes]:
+        """`lines`, each longer than max_line cut there (and counted)."""
+        if not lines or max(map(len, lines)) <= self.max_line:
+            return lines
+        return self._cut_long(lines, first)
+
+    def _cut_long(self, lines: list[bytes], first: int) -> list[bytes]:
+        out = []
+        for i, line in enumerate(lines):
+            if len(line) > self.max_line:
+                self.cut.append(first + i)
+                line = line[:self.max_line]
+            out.append(line)
+        return out
+
+
+# blank (whitespace-only) lines from the start of a line, each with its newline (one character class: a fast loop)
+_BLANK_RUN = re.compile(rb"(?<![^\n])[ \t\r\f\v\n]*\n")
+
+
+def iter_raw_lines(path: Path, display: str, issues: list[ReadIssue],
+                   budget: ReadBudget | None = None) -> Iterator[tuple[int, str]]:
+    """(line number, text) for each physical line, newline stripped; of a run of blank lines only the first (the
+    numbers after it jump); problems go to `issues`."""
+    bad: list[int] = []
+    for first, lines in LineChunks(path, display, issues, budget):
+        for i, raw in enumerate(lines):
+            yield first + i, _decode(raw.rstrip(b"\r"), bad, first + i)
     if bad:
         issues.append(ReadIssue(file=display, line=bad[0], count=len(bad),
                                 problem="bytes that are not UTF-8, replaced with U+FFFD"))
-    if cut:
-        issues.append(ReadIssue(file=display, line=cut[0], count=len(cut),
-                                problem=f"line longer than {MAX_LINE_BYTES} bytes, cut there"))
 
 
 def _split_progress(text: str) -> list[str]:
@@ -113,9 +303,10 @@ def _split_progress(text: str) -> list[str]:
 
 
 def iter_log_lines(root: Path, lf: LogFile, issues: list[ReadIssue],
-                   local_to_global: dict[int, int] | None = None) -> Iterator[LogLine]:
-    """Every line of one log file, with host and rank (from the file name, or a `[rankN]:` / `[defaultN]:` prefix)."""
-    for lineno, text in iter_raw_lines(root / lf.file, lf.file, issues):
+                   local_to_global: dict[int, int] | None = None, budget: ReadBudget | None = None) -> Iterator[LogLine]:
+    """Every line of one log file (a run of blank lines gives its first), with host and rank (from the file name,
+    or a `[rankN]:` / `[defaultN]:` prefix)."""
+    for lineno, text in iter_raw_lines(root / lf.file, lf.file, issues, budget):
         parts = _split_progress(text) if "\r" in text else [text]
         for part in parts:
             rank = lf.rank
@@ -127,17 +318,27 @@ def iter_log_lines(root: Path, lf: LogFile, issues: list[ReadIssue],
             yield LogLine(lf.file, lineno, lf.host, rank, part)
 
 
-def read_text(path: Path, display: str, issues: list[ReadIssue], limit: int = 64 << 20) -> str:
-    """A whole (small) file as text, gzip-aware, decoded with replacement; at most `limit` bytes."""
+def read_text(path: Path, display: str, issues: list[ReadIssue], limit: int = 64 << 20,
+              budget: ReadBudget | None = None) -> str:
+    """A whole (small) file as text, gzip/zstd-aware, decoded with replacement; at most `limit` bytes (a cut
+    compressed file up to its break)."""
+    chunks = LineChunks(path, display, issues, budget, max_line=limit + 1)
+    parts: list[bytes] = []
     try:
-        with open_binary(path) as f:
-            data = f.read(limit)
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        issues.append(ReadIssue(file=display, problem=f"compressed data breaks ({exc}); nothing read"))
-        return ""
+        for block in chunks._blocks():
+            parts.append(block[:limit - chunks.bytes + len(block)] if chunks.bytes > limit else block)
+            if chunks.bytes >= limit:
+                if chunks.bytes > limit:
+                    issues.append(ReadIssue(file=display, kind="budget",
+                                            problem=f"only the first {_size(limit)} read (the file is longer)"))
+                break
+    except _Stop as exc:
+        issues.append(ReadIssue(file=display, kind=exc.kind,
+                                problem=f"{exc.reason}: read {_size(chunks.bytes)} before it, the rest skipped"))
     except OSError as exc:
-        issues.append(ReadIssue(file=display, problem=f"read error: {exc}"))
+        issues.append(ReadIssue(file=display, problem=f"read error: {exc.strerror or exc}"))
         return ""
+    data = b"".join(parts)
     text = data.decode("utf-8", errors="replace")
     if "\ufffd" in text and "\ufffd".encode() not in data:
         issues.append(ReadIssue(file=display, problem="bytes that are not UTF-8, replaced with U+FFFD"))

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from diagagent.telemetry.bundle import Bundle
 from diagagent.telemetry.errors import BundleError
 from diagagent.telemetry.job import Job
+from diagagent.telemetry.limits import ReadLimits
 
 
 class JobRef(BaseModel):
@@ -31,8 +32,9 @@ class UnknownJob(LookupError):
 
 
 class JobStore:
-    def __init__(self, jobs_dir: Path) -> None:
+    def __init__(self, jobs_dir: Path, limits: ReadLimits | None = None) -> None:
         self.jobs_dir = Path(jobs_dir).expanduser()
+        self.limits = limits
 
     def _candidates(self) -> list[Path]:
         if not self.jobs_dir.is_dir():
@@ -46,9 +48,10 @@ class JobStore:
         for p in self._candidates():
             try:
                 if p.is_dir():
-                    job = Job.load(p / "job.yaml") if (p / "job.yaml").is_file() else Job.load(p / "job.yml")
+                    name = "job.yaml" if (p / "job.yaml").is_file() else "job.yml"
+                    job = Job.load(p / name, str(p / name), self.limits)
                 else:
-                    with Bundle.open(p) as b:
+                    with Bundle.open(p, self.limits) as b:
                         job = b.job
             except BundleError:
                 continue
@@ -69,12 +72,12 @@ class JobStore:
         raise UnknownJob(query, [r.job_id for r in refs])
 
     def get(self, query: str) -> Bundle:
-        return Bundle.open(self.path_of(query))
+        return Bundle.open(self.path_of(query), self.limits)
 
 
-def open_target(target: str, jobs_dir: Path) -> Bundle:
+def open_target(target: str, jobs_dir: Path, limits: ReadLimits | None = None) -> Bundle:
     """A CLI/app argument that is either a bundle path or a job id/name in the jobs folder."""
     p = Path(target).expanduser()
     if p.exists() or "/" in target or target.endswith((".tar.gz", ".tgz")):
-        return Bundle.open(p)
-    return JobStore(jobs_dir).get(target)
+        return Bundle.open(p, limits)
+    return JobStore(jobs_dir, limits).get(target)

@@ -44,7 +44,7 @@ class SlackBot:
     """The listeners: they find the job a message names and hand the thread to IncidentThreads."""
 
     def __init__(self, settings: Settings, session_capacity: int = DEFAULT_CAPACITY) -> None:
-        self.jobs = JobDirectory(JobStore(settings.jobs_dir))
+        self.jobs = JobDirectory(JobStore(settings.jobs_dir, settings.limits))
         self.ledger = Ledger.from_settings(settings)
         self.sessions = SessionStore(session_capacity)
         self.seen = SeenMessages()
