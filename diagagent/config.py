@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     embedding_url: str | None = None
     embedding_model: str = "text-embedding-3-small"
 
+    analyzer_budget_s: float | None = Field(
+        300.0, ge=0, description="Wall-clock seconds each analyzer may spend reading its files; past it, it reads no "
+                                 "more and the diagnosis notes what was left unread. None: no limit.")
+
     approvers: list[str] = Field(default_factory=list, description="Who may approve actions (user ids).")
     executor: Executor = "dry-run"
 

@@ -13,6 +13,8 @@ from diagagent.agent.context import ToolContext
 from diagagent.diagnosis import ActionProposal, Diagnosis, Evidence
 
 MISSING = "this bundle has no {part}/: {what}"
+MAX_TIMELINE_ITERATIONS = 200  # iterations one flow_timeline call may ask for
+MAX_TIMELINE_NODES = 64  # nodes one flow_timeline call may ask for
 
 
 def _where(e: Evidence) -> str:
@@ -175,11 +177,12 @@ def flow_timeline(ctx: ToolContext, nodes: list[str] | None = None, first: int |
     if flows is None:
         return {"note": MISSING.format(part="flows", what="no iteration timeline from the network")}
     iterations = None
-    if first is not None or last is not None:
+    if first is not None or last is not None:  # the model's numbers: the span is capped before anything is built
         lo = first if first is not None else max(0, (last or 0) - 19)
         hi = last if last is not None else lo + 19
-        iterations = list(range(lo, hi + 1))[:200]
-    return timeline(flows, nodes=nodes, iterations=iterations).model_dump(exclude_defaults=True)
+        iterations = range(lo, min(hi, lo + MAX_TIMELINE_ITERATIONS - 1) + 1)
+    return timeline(flows, nodes=(nodes or [])[:MAX_TIMELINE_NODES] or None,
+                    iterations=iterations).model_dump(exclude_defaults=True)
 
 
 def search_schemata(ctx: ToolContext, text: str, k: int = 5) -> dict[str, Any]:

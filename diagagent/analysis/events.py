@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from diagagent.analysis.guard import Budget
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
     Level,
@@ -693,10 +694,13 @@ def _host_of(c: _Candidate, occ: Occurrence) -> str:
 # --- the pipeline -------------------------------------------------------------------------------------------------
 
 
-def analyze_logs(bundle: Bundle, pool: NormalPool | None = None, *, workers: int | None = None) -> LogFindings:
+def analyze_logs(bundle: Bundle, pool: NormalPool | None = None, *, workers: int | None = None,
+                 budget: Budget | None = None) -> LogFindings:
     """L4 on a bundle's logs. `pool`: templates of successful jobs (see `normal_pool_for`); `workers`: processes
-    that read the logs (default: one, or every core for a large bundle)."""
-    scan = scan_bundle(bundle, workers)
+    that read the logs (default: one, or every core for a large bundle); `budget`: no file is started past it."""
+    scan = scan_bundle(bundle, workers, deadline=budget.deadline() if budget is not None else None)
+    if scan.unread and budget is not None:
+        budget.stop(scan.unread[0], len(scan.unread))
     return findings_from_scan(scan, bundle.job.status, pool, host_names(bundle))
 
 

@@ -10,6 +10,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from diagagent.analysis.guard import MAX_RANK
 from diagagent.telemetry import Job
 
 EdgeKind = Literal["dp", "pp", "other", "light"]  # light: control traffic, too little to be training
@@ -134,7 +135,7 @@ def declared_groups(job: Job, hosts: list[str]) -> dict[str, list[list[int]]] | 
     if job.parallelism is None or not job.rank_to_host:
         return None
     index = {h: i for i, h in enumerate(hosts)}
-    placed = [(r, index[h]) for r, h in job.rank_to_host.items() if h in index]
+    placed = [(r, index[h]) for r, h in job.rank_to_host.items() if h in index and 0 <= r < MAX_RANK]
     if not placed:
         return None
     rank = np.array([r for r, _ in placed], dtype=np.int64)

@@ -1,10 +1,12 @@
 """Job recognition over a bundle's flow records: this job's flows (both ends on its nodes) are kept in one
-compact columnar table; other tenants' flows and external ones (storage, control plane) are only counted.
+compact columnar table; other tenants' flows and external ones (storage, control plane) are only counted, and
+records with absurd values (no time, a time past year 5000, bytes over a petabyte) are skipped and counted per file.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +14,12 @@ import polars as pl
 from pydantic import BaseModel
 
 from diagagent.analysis.flow_structure import components
-from diagagent.telemetry import Bundle
+from diagagent.analysis.guard import Budget
+from diagagent.telemetry import Bundle, ReadIssue
+from diagagent.telemetry.readers import iter_flow_batches
+
+MAX_EPOCH_S = 1e11  # a flow time past this (year 5138), or before its negative, is no time
+MAX_FLOW_BYTES = 1e15  # a petabyte in one flow record is no measurement
 
 
 class FlowCounts(BaseModel):
@@ -22,7 +29,7 @@ class FlowCounts(BaseModel):
     job: int = 0  # both ends on this job's nodes
     external: int = 0  # one end on this job's nodes (storage, control plane, another tenant's service)
     foreign: int = 0  # neither end on this job's nodes: other tenants
-    malformed: int = 0  # no usable time, end before start, or negative bytes
+    malformed: int = 0  # no usable time, end before start, absurd time, or negative or absurd bytes
 
 
 @dataclass(frozen=True)
@@ -48,12 +55,26 @@ def _job_addresses(bundle: Bundle) -> dict[str, str]:
     return out
 
 
+def _batches(bundle: Bundle, issues: list[ReadIssue],
+             budget: Budget | None = None) -> Iterator[tuple[str, pyarrow.RecordBatch]]:  # noqa: F821
+    """(file, batch) over every flow file; stops early (and says where in `budget`) once the budget is spent."""
+    files = bundle.flow_files
+    first = True
+    for i, rel in enumerate(files):
+        for n, batch in enumerate(iter_flow_batches(bundle.root / rel, rel, issues)):
+            if not first and budget is not None and budget.spent():
+                budget.stop(f"{rel} (batch {n + 1})", len(files) - i)
+                return
+            first = False
+            yield rel, batch
+
+
 def _infer_addresses(bundle: Bundle) -> tuple[dict[str, str], str]:
     """Without IPs in job.yaml: LLMPrism's union-find over the flow graph. Hubs (storage, control plane: far
     more peers than the typical address) are left out first; the component carrying the most flows is the job,
     less the addresses with far fewer flows than its typical member."""
     pairs: Counter[tuple[str, str]] = Counter()
-    for batch in bundle.iter_flow_batches():
+    for _, batch in _batches(bundle, []):  # read problems are reported by the second pass
         frame = pl.from_arrow(batch).group_by("src_ip", "dst_ip").len()
         for src, dst, n in frame.iter_rows():
             if src and dst and src != dst:
@@ -88,13 +109,14 @@ def _infer_addresses(bundle: Bundle) -> tuple[dict[str, str], str]:
     ips = [ip for ip in members if flows_of[ip] >= 0.1 * typical]
     return (
         {ip: ip for ip in ips},
-        f"job.yaml names no node IPs: the job is taken to be the {len(ips)} addresses of the connected "
-        f"group carrying the most flows (union-find over the flow graph, hubs left out)",
+        (f"job.yaml names no node IPs: the job is taken to be the {len(ips)} addresses of the connected "
+         f"group carrying the most flows (union-find over the flow graph, hubs left out)"),
     )
 
 
-def read_job_flows(bundle: Bundle) -> FlowTable:
-    """Stream every flow batch once, keep this job's flows (compactly), count the rest."""
+def read_job_flows(bundle: Bundle, budget: Budget | None = None) -> FlowTable:
+    """Stream every flow batch once, keep this job's flows (compactly), count the rest. Read problems and
+    records skipped as malformed go to `bundle.issues`, per file."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -113,7 +135,8 @@ def read_job_flows(bundle: Bundle) -> FlowTable:
     counts = FlowCounts()
     chunks: list[pl.DataFrame] = []
     lo, hi = np.inf, -np.inf
-    for batch in bundle.iter_flow_batches():
+    malformed: Counter[str] = Counter()
+    for rel, batch in _batches(bundle, bundle.issues, budget):
         n = batch.num_rows
         if not n:
             continue
@@ -121,8 +144,10 @@ def read_job_flows(bundle: Bundle) -> FlowTable:
         start = batch.column("start").to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
         end = batch.column("end").to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
         nbytes = pc.fill_null(batch.column("bytes"), -1.0).to_numpy(zero_copy_only=False)
-        usable = np.isfinite(start) & np.isfinite(end) & (end >= start) & (nbytes >= 0)
-        counts.malformed += int(n - usable.sum())
+        with np.errstate(invalid="ignore"):
+            usable = (np.abs(start) < MAX_EPOCH_S) & (np.abs(end) < MAX_EPOCH_S) & (end >= start) & \
+                (nbytes >= 0) & (nbytes < MAX_FLOW_BYTES)
+        malformed[rel] += int(n - usable.sum())
         if usable.any():
             lo, hi = min(lo, float(start[usable].min())), max(hi, float(end[usable].max()))
         src = ip_to_host_index[
@@ -146,6 +171,12 @@ def read_job_flows(bundle: Bundle) -> FlowTable:
                 {"start": start[job], "end": end[job], "src": src[job], "dst": dst[job], "bytes": nbytes[job]}
             )
         )
+    for rel, n in malformed.items():
+        if n:
+            counts.malformed += n
+            bundle.issues.append(ReadIssue(file=rel, count=n, problem=(
+                "flow records without a usable time or byte count (empty, end before start, a time past year 5000 "
+                "or bytes negative or over a petabyte), skipped")))
     schema = {"start": pl.Float64, "end": pl.Float64, "src": pl.Int32, "dst": pl.Int32, "bytes": pl.Float64}
     frame = pl.concat(chunks, rechunk=True) if chunks else pl.DataFrame(schema=schema)
     capture_end = hi if np.isfinite(hi) else None

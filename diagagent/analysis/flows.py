@@ -25,6 +25,7 @@ from diagagent.analysis.flow_structure import (
 )
 from diagagent.analysis.flow_table import FlowCounts, FlowTable, read_job_flows
 from diagagent.analysis.flow_timeline import Bursts, NodeTimeline, find_bursts, node_timeline
+from diagagent.analysis.guard import Budget, odd_ranks
 from diagagent.telemetry import Bundle
 
 SuspectSource = Literal["straggler", "slow_link", "silence"]
@@ -151,6 +152,8 @@ class FlowFindings(BaseModel):
     suspects: list[Suspect] = Field(default_factory=list)
     flagged: bool = False
     summary: str = ""
+    problems: list[str] = Field(default_factory=list, description="Read problems in flows/ (the first 10), each "
+                                                                    "naming its file; skipped and counted.")
     _hosts: list[str] = PrivateAttr(default_factory=list)
     _timeline: NodeTimeline | None = PrivateAttr(default=None)
     _groups: list[int] = PrivateAttr(default_factory=list)  # per host: index of its peer group (plot order)
@@ -167,18 +170,19 @@ class FlowFindings(BaseModel):
 # --- analysis -----------------------------------------------------------------------------------------------
 
 
-def analyze_flows(bundle: Bundle) -> FlowFindings:
+def analyze_flows(bundle: Bundle, budget: Budget | None = None) -> FlowFindings:
     """Everything the flows say about the job. A bundle without flows gets findings that say so."""
     job_id = bundle.job.job_id
     if not bundle.flow_files:
         return FlowFindings(
             job_id=job_id, has_flows=False, note="no flows in this bundle", summary="no flows in this bundle"
         )
-    table = read_job_flows(bundle)
-    issues = "; ".join(str(i) for i in bundle.issues if i.file.startswith("flows"))
+    seen = len(bundle.issues)
+    table = read_job_flows(bundle, budget)
+    problems = [str(i) for i in bundle.issues[seen:]][:10]
     if table.frame.is_empty():
         note = f"no flows between this job's nodes among {table.counts.total} records" + (
-            f" ({issues})" if issues else ""
+            f" ({len(bundle.issues) - seen} read problem(s) in flows/)" if problems else ""
         )
         return FlowFindings(
             job_id=job_id,
@@ -187,6 +191,7 @@ def analyze_flows(bundle: Bundle) -> FlowFindings:
             counts=table.counts,
             recognition=table.recognition,
             summary=note,
+            problems=problems,
         )
     structure, parallelism = _parallelism(bundle, table)
     hosts_seen = len(np.unique(np.concatenate([table.frame["src"].unique(), table.frame["dst"].unique()])))
@@ -216,7 +221,7 @@ def analyze_flows(bundle: Bundle) -> FlowFindings:
     findings = FlowFindings(
         job_id=job_id,
         has_flows=True,
-        note=issues,
+        problems=problems,
         counts=table.counts,
         recognition=table.recognition,
         hosts_seen=hosts_seen,
@@ -236,6 +241,9 @@ def analyze_flows(bundle: Bundle) -> FlowFindings:
 
 
 def _parallelism(bundle: Bundle, table: FlowTable) -> tuple[Structure, Parallelism]:
+    _, issue = odd_ranks(bundle.job)
+    if issue is not None:
+        bundle.issues.append(issue)
     inferred = infer_structure(table.frame, len(table.hosts))
     declared = declared_groups(bundle.job, table.hosts)
     structure, source, agrees, why = inferred, "inferred", None, ""
@@ -570,8 +578,8 @@ def _suspects(found: list[Straggler], slow: list[SlowLink], quiet: Silence) -> l
 def _summary(f: FlowFindings) -> str:
     it = f.iterations
     parts = [
-        f"{f.counts.job} job flows ({f.counts.foreign} foreign, {f.counts.external} external) over "
-        f"{f.hosts_seen} nodes"
+        (f"{f.counts.job} job flows ({f.counts.foreign} foreign, {f.counts.external} external) over "
+         f"{f.hosts_seen} nodes")
     ]
     if it.count:
         parts.append(f"{it.count} iterations, median {it.p50_s:.3f} s, p95 {it.p95_s:.3f} s")
@@ -626,6 +634,7 @@ class FlowView(BaseModel):
     job_id: str
     has_flows: bool
     note: str = ""
+    problems: list[str] = Field(default_factory=list)  # read problems in flows/, each naming its file
 
 
 class TimelineView(FlowView):
@@ -669,7 +678,7 @@ def findings_of(source: FlowSource) -> FlowFindings:
 
 
 def _head(f: FlowFindings) -> dict[str, object]:
-    return {"job_id": f.job_id, "has_flows": f.has_flows, "note": f.note}
+    return {"job_id": f.job_id, "has_flows": f.has_flows, "note": f.note, "problems": f.problems}
 
 
 def timeline(
@@ -683,6 +692,7 @@ def timeline(
         job_id=f.job_id,
         has_flows=f.has_flows,
         note=f.note or f.summary,
+        problems=f.problems,
         count=f.iterations.count,
         p50_s=f.iterations.p50_s,
         p95_s=f.iterations.p95_s,

@@ -1,7 +1,8 @@
 """Node health from probe output: per node a verdict (healthy, degraded, faulty) with the exact evidence lines.
 
 `analyze_health(bundle) -> HealthFindings`; pure and LLM-free. Parsers live in probes.py; here each node is
-also compared with its peers (bus bandwidth, IB port state and rate, port counters, GPU count, throttling).
+also compared with its peers (bus bandwidth, IB port state and rate, port counters, GPU count, throttling). A probe
+file that cannot be read is skipped and named (in `bundle.issues`); the other files are read as usual.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from diagagent.analysis.guard import Budget
 from diagagent.analysis.probes import (
     SEVERITY_RANK,
     HealthSignal,
@@ -27,7 +29,7 @@ from diagagent.analysis.probes import (
     parse_perfquery,
 )
 from diagagent.analysis.xid import Severity, XidCatalog, load_xid_catalog
-from diagagent.telemetry import Bundle, PartFile
+from diagagent.telemetry import Bundle, FileError, PartFile, ReadIssue, file_errors
 
 Verdict = Literal["healthy", "degraded", "faulty"]
 ProbeKind = Literal["nvidia-smi", "dcgm-diag", "dmesg", "ibstat", "ib-counters", "nccl-tests", "json"]
@@ -53,6 +55,7 @@ _COUNTERS: dict[str, tuple[str, Severity, int, str]] = {
     "PortXmitWait": ("ib_congestion", "error", 1000, "{v} ticks waiting to transmit: the port is congested"),
     "port_xmit_wait": ("ib_congestion", "error", 1000, "{v} ticks waiting to transmit: the port is congested"),
 }
+_SHAPE = {"ibstat": "CA '<name>' blocks with Port N: State, Rate", "ib-counters": "perfquery Name:....value lines"}
 _PEER_ESCALATE = ("thermal_throttle", "power_brake", "hw_slowdown", "gpu_overheat")
 
 
@@ -112,7 +115,7 @@ def probe_kind(part: PartFile, head: str) -> ProbeKind | None:
     return None
 
 
-def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None) -> HealthFindings:
+def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Budget | None = None) -> HealthFindings:
     """Parse every probe file, compare each node with its peers, and give each probed node a verdict."""
     if not bundle.probe_files:
         return HealthFindings(present=False, note="This bundle has no probes/ (nvidia-smi, dcgmi diag, dmesg, ibstat, "
@@ -126,37 +129,53 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None) -> HealthF
     ib_ports: dict[str, list[IbPort]] = {}
     counters: dict[str, list[PortCounter]] = {}
     files_of: dict[tuple[str, str], str] = {}
-    for part in bundle.probe_files:
+    files = bundle.probe_files
+    for i, part in enumerate(files):
+        if i and budget is not None and budget.spent():
+            budget.stop(part.file, len(files) - i)
+            break
         host = part.host
         if host is None:
             findings.skipped += 1
             findings.problems.append(f"{part.file}: not under probes/<host>/, so no node to give it to; skipped")
             continue
         findings.files += 1
-        text = bundle.read_text(part.file, limit=32 << 20)
-        kind = probe_kind(part, text[:4096])
+        try:
+            with file_errors(part.file, "probe output"):
+                text = bundle.read_text(part.file, limit=32 << 20)
+                kind = probe_kind(part, text[:4096])
+                parsed = _parse(kind, text, part, catalog) if kind is not None else None
+        except FileError as exc:
+            issue = ReadIssue.of(exc)
+            bundle.issues.append(issue)
+            findings.skipped += 1
+            findings.problems.append(str(issue))
+            continue  # an unreadable probe says nothing about its node: the node is not counted as probed by it
         probes[host].append(part.file)
         if kind is None:
             findings.skipped += 1
             findings.problems.append(f"{part.file}: not the output of a probe diagagent knows; skipped")
             continue
+        if kind in ("ibstat", "ib-counters") and not parsed and text.strip():
+            issue = ReadIssue(file=part.file, problem=f"no {kind} output in it (expected "
+                                                      f"{_SHAPE[kind]}); file skipped")
+            bundle.issues.append(issue)
+            findings.skipped += 1
+            findings.problems.append(str(issue))
+            continue
         files_of[(host, kind)] = part.file
         if kind == "ibstat":
-            ib_ports[host] = parse_ibstat(text)
-            continue
-        if kind == "ib-counters":
-            counters[host] = parse_perfquery(text)
-            continue
-        reading = {
-            "nvidia-smi": lambda: parse_nvidia_smi(text, part.file),
-            "dcgm-diag": lambda: parse_dcgm_diag(text, part.file),
-            "dmesg": lambda: parse_dmesg(text, part.file, catalog),
-            "nccl-tests": lambda: parse_nccl_tests(text, part.file),
-            "json": lambda: parse_json_probe(text, part.file, part.name),
-        }[kind]()
-        findings.skipped += reading.skipped
-        readings[host][kind] = reading
-        signals[host].extend(reading.signals)
+            ib_ports[host] = parsed  # type: ignore[assignment]
+        elif kind == "ib-counters":
+            counters[host] = parsed  # type: ignore[assignment]
+        else:
+            reading: Reading = parsed  # type: ignore[assignment]
+            findings.skipped += reading.skipped
+            if reading.skipped:
+                bundle.issues.append(ReadIssue(file=part.file, line=reading.first_skipped, count=reading.skipped,
+                                               problem=f"lines or values that are not {kind} output, skipped"))
+            readings[host][kind] = reading
+            signals[host].extend(reading.signals)
 
     _peer_busbw(readings, files_of, signals, findings)
     _peer_ib_ports(ib_ports, files_of, signals)
@@ -183,6 +202,20 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None) -> HealthF
                      f"{counts['healthy']} healthy" +
                      (f"; {len(findings.unprobed_hosts)} node(s) without probes" if findings.unprobed_hosts else ""))
     return findings
+
+
+def _parse(kind: ProbeKind, text: str, part: PartFile, catalog: XidCatalog) -> Reading | list[IbPort] | list[PortCounter]:
+    """One probe file through its parser (each raises only `FileError`, naming the file)."""
+    if kind == "ibstat":
+        return parse_ibstat(text, part.file)
+    if kind == "ib-counters":
+        return parse_perfquery(text, part.file)
+    if kind == "dmesg":
+        return parse_dmesg(text, part.file, catalog)
+    if kind == "json":
+        return parse_json_probe(text, part.file, part.name)
+    return {"nvidia-smi": parse_nvidia_smi, "dcgm-diag": parse_dcgm_diag, "nccl-tests": parse_nccl_tests}[kind](
+        text, part.file)
 
 
 def _peer_busbw(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[str, str], str],

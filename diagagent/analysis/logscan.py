@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import re
 import statistics
+import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -190,6 +191,7 @@ class ScanPart:
     issues: list[str] = field(default_factory=list)
     read_issues: list[ReadIssue] = field(default_factory=list)  # the same, as the bundle records them
     layouts: dict[bytes, ProgressLayout | None] = field(default_factory=dict)  # progress line shape -> layout
+    unread: list[str] = field(default_factory=list)  # files left unread: the analyzer's time budget ran out
 
 
 # --- progress: iterations, loss, step time --------------------------------------------------------------------
@@ -707,19 +709,30 @@ class ScanJob:
     names: list[str]
     year: int | None
     budget: ReadBudget | None = None  # this process's share of the bundle's read budget
+    deadline: float | None = None  # epoch seconds: no file is started after it (the analyzer's budget)
 
 
 def scan_files(job: ScanJob) -> ScanPart:
-    """Read some of a bundle's log files (the work of one process)."""
+    """Read some of a bundle's log files (the work of one process). A file whose reading breaks keeps the lines
+    read before the break (and is named in `issues`); past the deadline the files left are listed as unread."""
     shaper = LineShaper(names_pattern(job.names), year=job.year)
     part = ScanPart(messages=shaper.messages, levels=shaper.levels, kinds=shaper.kinds, code_lines=set(),
                     exception_lines=set(), continuation_lines=set(), detail_of={}, hosts={}, files=[])
     root = Path(job.root)
     budget = job.budget or ReadBudget()
-    for lf in job.files:
+    for i, lf in enumerate(job.files):
+        if i and job.deadline is not None and time.time() > job.deadline:
+            part.unread.extend(f.file for f in job.files[i:])
+            break
         reader = _FileReader(part, shaper, lf, job.host_of_rank, job.local_ranks, job.year)
         reader.budget = budget
-        reader.read(root)
+        try:
+            reader.read(root)
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - hostile input must cost one file, not the whole log analysis
+            part.issues.append(f"{lf.file}: read stopped at an error ({type(exc).__name__}: {str(exc)[:200]}); "
+                               "the lines before it are kept")
     part.messages, part.levels, part.kinds = shaper.messages, shaper.levels, shaper.kinds
     return part
 
@@ -753,7 +766,8 @@ class LogScan:
     lines_skipped: int
     lines_not_utf8: int
     issues: list[str]
-    last: dict[str, dict[str, Occurrence]] = field(default_factory=dict)  # warnings and errors printed again:
+    last: dict[str, dict[str, Occurrence]] = field(default_factory=dict)
+    unread: list[str] = field(default_factory=list)  # files left unread: the time budget ran out  # warnings and errors printed again:
     # template id -> host -> the latest line (a loss scale's last value, the last retry)
 
 
@@ -779,16 +793,18 @@ def default_workers(bundle: Bundle) -> int:
     return max(1, min(os.cpu_count() or 1, 4)) if total > PARALLEL_BYTES else 1
 
 
-def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner | None = None) -> LogScan:
+def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner | None = None,
+                deadline: float | None = None) -> LogScan:
     """Read every log file once (in `workers` processes; default: one, or all cores for a large bundle), then mine
-    the distinct messages into templates and merge the counts by template."""
+    the distinct messages into templates and merge the counts by template. No file is started after `deadline`
+    (epoch seconds)."""
     job = bundle.job
     workers = default_workers(bundle) if workers is None else max(1, workers)
     names = [n.host for n in job.nodes] + [n.ip for n in job.nodes if n.ip]
     local = {h: rs for h, rs in job.host_to_ranks.items()}
     chunks = _split(bundle.log_files, bundle.root, workers) if bundle.log_files else []
     shares = bundle.new_budget().share(len(chunks))
-    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share)
+    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share, deadline)
             for chunk, share in zip(chunks, shares)]
     if len(jobs) <= 1:
         parts = [scan_files(j) for j in jobs]
@@ -873,4 +889,4 @@ def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str
                    hosts_with_logs=hosts, lines_read=sum(p.lines_read for p in parts),
                    lines_skipped=sum(p.lines_skipped for p in parts),
                    lines_not_utf8=sum(p.lines_not_utf8 for p in parts), issues=[i for p in parts for i in p.issues],
-                   last=last)
+                   last=last, unread=sorted(f for p in parts for f in p.unread))

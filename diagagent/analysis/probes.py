@@ -1,18 +1,24 @@
 """Parsers for node health probe output as the tools print it: `nvidia-smi -q`, `dcgmi diag`, `dmesg -T`, `ibstat`,
 `perfquery`, nccl-tests `all_reduce_perf`, and the generic JSON probe. Each returns signals with the exact line.
 
-Lines are numbered as the bundle readers number them (split on `\\n` only); odd lines are skipped and counted.
+Lines are numbered as the bundle readers number them (split on `\\n` only); odd lines are skipped and counted. A
+parser raises only `FileError`, naming the file, for text it cannot read at all (JSON nested past the parser's depth).
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ParamSpec, TypeVar
 
 from pydantic import BaseModel, Field
 
 from diagagent.analysis.xid import Severity, XidCatalog
+from diagagent.telemetry.errors import FileError, file_errors
 
 SEVERITY_RANK: dict[str, int] = {"fatal": 3, "error": 2, "warning": 1, "info": 0}
 
@@ -41,6 +47,30 @@ class Reading:
     signals: list[HealthSignal] = field(default_factory=list)
     values: dict[str, tuple[float, int, str]] = field(default_factory=dict)  # name -> (value, line, line text)
     skipped: int = 0
+    first_skipped: int | None = None  # the line of the first part skipped
+
+    def skip(self, line: int | None) -> None:
+        """Count a line (or value) that could not be read as this probe's output."""
+        self.skipped += 1
+        if self.first_skipped is None:
+            self.first_skipped = line
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+MAX_DIGITS = 18  # a count or id printed with more digits is not one a probe prints: the line is skipped
+
+
+def reads(expected: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A parser `(text, file, ...)` whose failures on hostile text become a `FileError` naming `file`."""
+    def wrap(parse: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(parse)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            file = kwargs.get("file", args[1] if len(args) > 1 else "<probe>")
+            with file_errors(str(file), expected):
+                return parse(*args, **kwargs)
+        return run
+    return wrap
 
 
 def numbered_lines(text: str) -> list[tuple[int, str]]:
@@ -76,14 +106,16 @@ _THROTTLE_KINDS = {
 
 def _signed(value: str) -> int | None:
     head = value.split()[0] if value.split() else ""
-    return int(head) if head.lstrip("-").isdigit() else None
+    digits = head.removeprefix("-")
+    return int(head) if digits.isdigit() and len(digits) <= MAX_DIGITS else None
 
 
 def _int(value: str) -> int | None:
     head = value.split()[0] if value.split() else ""
-    return int(head) if head.isdigit() else None
+    return int(head) if head.isdigit() and len(head) <= MAX_DIGITS else None
 
 
+@reads("nvidia-smi -q output")
 def parse_nvidia_smi(text: str, file: str, probe: str = "nvidia-smi", correctable_warn: int = 1000) -> Reading:
     """`nvidia-smi -q`: ECC (volatile / aggregate; SRAM/DRAM or Single/Double Bit), retired pages, remapped rows,
     clock throttle / event reasons, temperatures, lost GPUs. Values: `gpus` (Attached GPUs), `gpu_count`."""
@@ -140,6 +172,9 @@ def parse_nvidia_smi(text: str, file: str, probe: str = "nvidia-smi", correctabl
             stack.append((indent, line.strip()))
             continue
         key, value = kv.group(2), kv.group(3)
+        if value[:1].isdigit() and value.split()[0].isdigit() and len(value.split()[0]) > MAX_DIGITS:
+            r.skip(n)  # no count or reading nvidia-smi prints has that many digits
+            continue
         path = [s for _, s in stack]
         if key == "Attached GPUs" and _int(value) is not None:
             r.values["gpus"] = (float(_int(value) or 0), n, line)
@@ -217,6 +252,7 @@ _DCGM_SECTION = re.compile(r"^[|+]-+\s+(\w[\w ]*?)\s+-+\+")
 _DCGM_FR = re.compile(r"DCGM_FR_\w+")
 
 
+@reads("dcgmi diag output")
 def parse_dcgm_diag(text: str, file: str, probe: str = "dcgm-diag") -> Reading:
     """`dcgmi diag -r 1|2|3|4` result table. DCGM 2/3 print `GPU Memory | Pass - GPUs: 0, 1` and a continuation
     row `| Fail - GPU: 3`; DCGM 4 prints `memory | Fail` then `| GPU2: Fail` rows. The cited line is the first
@@ -286,8 +322,8 @@ def _dcgm_gpus(value: str) -> list[str]:
 
 # --- dmesg -T -----------------------------------------------------------------------------------------------
 
-_XID = re.compile(r"NVRM: Xid \(([^)]*)\):\s*(\d+),\s*(.*)$")
-_SXID = re.compile(r"SXid \(([^)]*)\):\s*(\d+),\s*(Non-fatal|Fatal)?", re.IGNORECASE)
+_XID = re.compile(r"NVRM: Xid \(([^)]*)\):\s*(\d{1,9}),\s*(.*)$")
+_SXID = re.compile(r"SXid \(([^)]*)\):\s*(\d{1,9}),\s*(Non-fatal|Fatal)?", re.IGNORECASE)
 _AER = re.compile(r"AER: (Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected) error received|"
                   r"PCIe Bus Error: severity=(Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected)", re.IGNORECASE)
 _OOM_KILL = re.compile(r"(?:Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (\d+) \(([^)]*)\)")
@@ -328,6 +364,7 @@ _DMESG_PLAIN = (
 )
 
 
+@reads("dmesg output")
 def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg") -> Reading:
     """`dmesg -T` (or plain `dmesg`, or `journalctl -k`): Xid with NVIDIA's catalog meaning, severity and action,
     NVSwitch SXid, NVLink, PCIe AER, the OOM killer, kernel panics and machine checks, NIC link changes."""
@@ -436,7 +473,8 @@ class IbPort:
         return f"{self.ca}/{self.port}"
 
 
-def parse_ibstat(text: str) -> list[IbPort]:
+@reads("ibstat output")
+def parse_ibstat(text: str, file: str = "ibstat") -> list[IbPort]:
     """`ibstat`: every CA's ports with State, Physical state, Rate and Link layer (and the line of each)."""
     ports: list[IbPort] = []
     ca, ca_type, port = "", "", None
@@ -473,8 +511,8 @@ def parse_ibstat(text: str) -> list[IbPort]:
 # --- perfquery ----------------------------------------------------------------------------------------------
 
 _PQ_HEADER = re.compile(r"^# Port (?:extended )?counters: Lid (\d+) port (\d+)", re.IGNORECASE)
-_PQ_COUNTER = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*:\.*\s*(\d+)\s*$")
-_SYSFS_COUNTER = re.compile(r"^\s*(?:\S*/)?([a-z_]+(?:errors?|downed|recovery|discards|wait|error))\s*[:=]\s*(\d+)\s*$")
+_PQ_COUNTER = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*:\.*\s*(\d{1,20})\s*$")  # 64-bit counters
+_SYSFS_COUNTER = re.compile(r"^\s*(?:\S*/)?([a-z_]+(?:errors?|downed|recovery|discards|wait|error))\s*[:=]\s*(\d{1,20})\s*$")
 
 
 @dataclass(slots=True)
@@ -486,7 +524,8 @@ class PortCounter:
     text: str
 
 
-def parse_perfquery(text: str) -> list[PortCounter]:
+@reads("perfquery port counters")
+def parse_perfquery(text: str, file: str = "ib-counters") -> list[PortCounter]:
     """`perfquery` (and `-x`) port counters, `Name:.....value`; also sysfs-style `symbol_error: N` lines."""
     out: list[PortCounter] = []
     port = ""
@@ -503,11 +542,12 @@ def parse_perfquery(text: str) -> list[PortCounter]:
 
 # --- nccl-tests ---------------------------------------------------------------------------------------------
 
-_NCCL_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([\d.]+)")
-_NCCL_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w*)")
+_NCCL_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\d{1,12}(?:\.\d{0,12})?)")
+_NCCL_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d{1,18})\s*(\w*)")
 _NCCL_FAIL = re.compile(r"Test (?:NCCL|CUDA) failure|NCCL WARN|NCCL error|Test failure")
 
 
+@reads("nccl-tests output")
 def parse_nccl_tests(text: str, file: str, probe: str = "nccl-tests") -> Reading:
     """nccl-tests `*_perf` output (the `redop root ... #wrong` layout and the older `redop ... error` one).
     Values: `avg_busbw` (the Avg bus bandwidth line) and `max_busbw` (out-of-place busbw at the largest size)."""
@@ -539,17 +579,18 @@ def parse_nccl_tests(text: str, file: str, probe: str = "nccl-tests") -> Reading
             continue
         tokens = stripped.split()
         if not columns or not tokens[0].isdigit() or len(tokens) < len(columns) - 1:
-            r.skipped += 0 if not columns else 1
+            if columns:
+                r.skip(n)
             continue
         try:
             size = int(tokens[columns.index("size")])
             busbw = float(tokens[columns.index("busbw")])
         except (ValueError, IndexError):
-            r.skipped += 1
+            r.skip(n)
             continue
         wrong_col = next((i for i, c in enumerate(columns) if c in ("#wrong", "error")), None)
         if wrong_col is not None and wrong_col < len(tokens) and columns[wrong_col] == "#wrong" and \
-                tokens[wrong_col].isdigit() and int(tokens[wrong_col]) > 0:
+                tokens[wrong_col].isdigit() and len(tokens[wrong_col]) <= MAX_DIGITS and int(tokens[wrong_col]) > 0:
             _sig(r, file, probe, n, line, "nccl_wrong_results", "error",
                  f"{tokens[wrong_col]} wrong values at size {size}", "Drain the node; run dcgmi diag -r 3.",
                  merge_within=10_000)
@@ -562,19 +603,23 @@ def parse_nccl_tests(text: str, file: str, probe: str = "nccl-tests") -> Reading
 # --- the generic JSON probe ---------------------------------------------------------------------------------
 
 
+@reads('a JSON probe: {"probe": ..., "status": "ok|warn|fail", "detail": ..., "metrics": {...}}')
 def parse_json_probe(text: str, file: str, probe: str) -> Reading:
     """`{"probe": ..., "status": "ok|warn|fail", "detail": ..., "metrics": {...}}`; the line cited is the status."""
     r = Reading()
+    expected = 'a JSON object {"probe": ..., "status": "ok|warn|fail", "detail": ..., "metrics": {...}}'
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
-        r.skipped += 1
-        return r
+    except json.JSONDecodeError as exc:
+        raise FileError(file, f"not valid JSON ({exc.msg}); expected {expected}", exc.lineno) from exc
     if not isinstance(data, dict):
-        r.skipped += 1
-        return r
-    status = str(data.get("status", "")).lower()
-    name = str(data.get("probe") or probe)
+        raise FileError(file, f"a JSON {type(data).__name__}; expected {expected}")
+    status = data.get("status", "")
+    if not isinstance(status, str):
+        r.skip(None)  # a status that is not a word says nothing
+    status = status.lower() if isinstance(status, str) else ""
+    name = data.get("probe")
+    name = name if isinstance(name, str) and name else probe
     line_no, line_text = 1, text.split("\n", 1)[0]
     for n, line in numbered_lines(text):
         if '"status"' in line:
@@ -590,8 +635,12 @@ def parse_json_probe(text: str, file: str, probe: str) -> Reading:
     metrics = data.get("metrics")
     if isinstance(metrics, dict):
         for k, v in metrics.items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                continue
+            if abs(v) < 1e300 and math.isfinite(v):  # an int past float's range is no metric either
                 r.values[f"metric:{k}"] = (float(v), line_no, line_text)
+            else:
+                r.skip(line_no)
     return r
 
 

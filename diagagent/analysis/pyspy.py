@@ -1,6 +1,7 @@
 """Parser for `py-spy dump` output, text and `--json`: several dumps per file, every thread, native frames.
 
-Odd or truncated input is skipped and counted in `PySpyParse.skipped`, never fatal; nothing is evaluated.
+Odd or truncated input is skipped and counted in `PySpyParse.skipped`; a file that cannot be read at all raises a
+`FileError` naming it (`parse_dump`). Nothing is evaluated.
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from diagagent.telemetry.errors import file_errors
+
+EXPECTED = "py-spy dump output (text, or --json)"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_PROCESS = re.compile(r"^Process (\d+): ?(.*)$")
-_PARENT = re.compile(r"^Parent Process (\d+): ?(.*)$")
+_PROCESS = re.compile(r"^Process (\d{1,18}): ?(.*)$")  # a pid of more digits is not a pid
+_PARENT = re.compile(r"^Parent Process (\d{1,18}): ?(.*)$")
 _PYTHON = re.compile(r"^Python v(\S+)(?: \((.*)\))?$")
 _THREAD = re.compile(r'^Thread (\S+) \((idle|active\+gil|active|gil)\)(?:: "(.*)")?\s*$')
 _LOCAL_RANK = re.compile(r"--local[-_]rank[= ](\d+)")
@@ -75,6 +79,7 @@ class PySpyParse:
     skipped: int = 0  # lines or records that were not py-spy output, or were cut
     problems: list[str] = field(default_factory=list)  # the first few, for the report
     json: bool = False
+    first_line: int | None = None  # the line of the first skipped part, where known
 
 
 def _is_native(file: str) -> bool:
@@ -94,7 +99,7 @@ def parse_frame_line(text: str, cache: dict[str, Frame]) -> Frame | None:
     function, where = body[:cut], body[cut + 2:-1]
     line = 0
     head, sep, tail = where.rpartition(":")
-    if sep and tail.isdigit():
+    if sep and tail.isdigit() and len(tail) <= 9:
         where, line = head, int(tail)
     frame = Frame(function, where, line, _is_native(where) or function.startswith("0x"))
     if len(cache) < 200_000:
@@ -163,10 +168,12 @@ def parse_text(text: str, cache: dict[str, Frame] | None = None) -> PySpyParse:
     return out
 
 
-def _skip(out: PySpyParse, line: int, why: str) -> None:
+def _skip(out: PySpyParse, line: int | None, why: str) -> None:
     out.skipped += 1
+    if out.first_line is None:
+        out.first_line = line
     if len(out.problems) < 5:
-        out.problems.append(f"line {line}: {why}")
+        out.problems.append(f"line {line}: {why}" if line else why)
 
 
 def parse_json(text: str) -> PySpyParse:
@@ -182,33 +189,42 @@ def parse_json(text: str) -> PySpyParse:
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            out.skipped += 1
-            out.problems.append(f"char {pos}: not valid JSON from here on ({exc.msg}); the rest is skipped")
+            _skip(out, exc.lineno, f"not valid JSON from here on ({exc.msg}); the rest is skipped")
             break
         pos = end
         if isinstance(value, dict):
             value = [value]
         if not isinstance(value, list):
-            _skip(out, 0, "a JSON value that is not a list of thread traces")
+            _skip(out, _line_at(text, pos), "a JSON value that is not a list of thread traces")
             continue
-        by_pid: dict[object, ProcessDump] = {}
+        by_pid: dict[int | None, ProcessDump] = {}
         for trace in value:
             thread = _json_thread(trace)
             if thread is None:
-                _skip(out, 0, "a JSON trace without frames")
+                _skip(out, _line_at(text, pos), "a JSON trace without frames")
                 continue
-            pid = trace.get("pid")
+            pid = _json_int(trace.get("pid"))  # type: ignore[union-attr]
             dump = by_pid.get(pid)
             if dump is None:
-                info = trace.get("process_info") or {}
-                parent = info.get("parent") if isinstance(info, dict) else None
-                dump = ProcessDump(pid if isinstance(pid, int) else None,
-                                   str(info.get("command_line", "")) if isinstance(info, dict) else "", None,
-                                   parent.get("pid") if isinstance(parent, dict) else None, 1)
+                info = trace.get("process_info")  # type: ignore[union-attr]
+                info = info if isinstance(info, dict) else {}
+                parent = info.get("parent")
+                command = info.get("command_line")
+                dump = ProcessDump(pid, command if isinstance(command, str) else "", None,
+                                   _json_int(parent.get("pid")) if isinstance(parent, dict) else None, _line_at(text, pos))
                 by_pid[pid] = dump
                 out.dumps.append(dump)
             dump.threads.append(thread)
     return out
+
+
+def _line_at(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _json_int(value: object) -> int | None:
+    """A pid, line or thread id as py-spy writes it (a JSON integer); anything else (a list, a float) is none."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1 << 63 else None
 
 
 def _json_thread(trace: object) -> ThreadStack | None:
@@ -216,26 +232,28 @@ def _json_thread(trace: object) -> ThreadStack | None:
         return None
     frames: list[Frame] = []
     for f in trace["frames"]:
-        if not isinstance(f, dict) or "name" not in f:
+        if not isinstance(f, dict) or not isinstance(f.get("name"), str):
             continue
-        file = str(f.get("short_filename") or f.get("filename") or "?")
-        line = f.get("line") if isinstance(f.get("line"), int) else 0
-        name = str(f["name"])
+        file = f.get("short_filename") or f.get("filename")
+        file = file if isinstance(file, str) else "?"
+        name = f["name"]
         native = f.get("module") is not None or _is_native(file) or name.startswith("0x")
-        frames.append(Frame(name, file, line, native))
-    active, gil = bool(trace.get("active", True)), bool(trace.get("owns_gil", False))
+        frames.append(Frame(name, file, _json_int(f.get("line")) or 0, native))
+    active, gil = trace.get("active", True) is not False, trace.get("owns_gil", False) is True
     status = "idle" if not active else ("active+gil" if gil else "active")
-    tid = trace.get("os_thread_id") or trace.get("thread_id")
+    tid = next((t for t in (trace.get("os_thread_id"), trace.get("thread_id")) if isinstance(t, (int, str)) and t), None)
     name = trace.get("thread_name")
-    return ThreadStack(str(tid) if tid is not None else "?", status, str(name) if name is not None else None, frames)
+    return ThreadStack(str(tid) if tid is not None else "?", status, name if isinstance(name, str) else None, frames)
 
 
-def parse_dump(text: str, cache: dict[str, Frame] | None = None) -> PySpyParse:
-    """Text or JSON, told apart by the first character."""
-    head = text.lstrip()[:1]
-    if head in ("[", "{"):
-        return parse_json(text)
-    return parse_text(text, cache)
+def parse_dump(text: str, cache: dict[str, Frame] | None = None, file: str = "<py-spy dump>") -> PySpyParse:
+    """Text or JSON, told apart by the first character. Raises only `FileError` (naming `file`): odd parts are
+    skipped and counted, and a file that cannot be read at all (JSON nested past the parser's depth) is named."""
+    with file_errors(file, EXPECTED):
+        head = text.lstrip()[:1]
+        if head in ("[", "{"):
+            return parse_json(text)
+        return parse_text(text, cache)
 
 
 __all__ = ["Frame", "ProcessDump", "PySpyParse", "ThreadStack", "parse_dump", "parse_frame_line", "parse_json",

@@ -1,7 +1,8 @@
 """Stack aggregation for hangs and stragglers (ByteRobust): cluster per-rank py-spy stacks, name the outliers,
 and pick the parallel group to over-evict, with Flight Recorder words for what the stacks show.
 
-`analyze_stacks(bundle) -> StackFindings`; pure and LLM-free. A bundle without stacks gets findings saying so.
+`analyze_stacks(bundle) -> StackFindings`; pure and LLM-free. A bundle without stacks gets findings saying so; a file
+that cannot be used is skipped and named (in `bundle.issues`), and its rank counts as unknown, not as one without a dump.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from diagagent.analysis.pyspy import Frame, parse_dump
-from diagagent.telemetry import Bundle, Job
+from diagagent.analysis.guard import Budget, odd_ranks
+from diagagent.analysis.pyspy import EXPECTED, Frame, parse_dump
+from diagagent.telemetry import Bundle, FileError, Job, PartFile, ReadIssue, file_errors
 from diagagent.telemetry.readers import read_text
 
 GroupKind = Literal["tp", "cp", "pp", "dp", "node"]
@@ -127,6 +129,10 @@ class StackFindings(BaseModel):
     rounds: int = 0
     skipped: int = Field(0, description="Lines or records that were not py-spy output, or were cut; skipped.")
     skipped_dumps: int = Field(0, description="Dumps with no usable thread; skipped.")
+    unusable_files: int = Field(0, description="Files that could not be read or held no usable dump; skipped.")
+    unknown_ranks: list[int] = Field(default_factory=list, description="Ranks whose file held no usable dump: "
+                                                                       "their state is unknown (not counted as "
+                                                                       "ranks without a dump).")
     subprocess_dumps: int = Field(0, description="Dumps of child processes (dataloader, checkpoint); not clustered.")
     problems: list[str] = Field(default_factory=list)
     clusters: list[StackCluster] = Field(default_factory=list)
@@ -222,48 +228,87 @@ class _Collected:
     skipped_dumps: int = 0
     subprocess_dumps: int = 0
     problems: list[str] = field(default_factory=list)
+    unusable_files: int = 0
+    unknown_ranks: set[int] = field(default_factory=set)  # ranks whose file held no usable dump
+    line_cache: dict[str, Frame] = field(default_factory=dict)
+    norm_cache: dict[Frame, str] = field(default_factory=dict)
+    sig_index: dict[tuple[str, ...], int] = field(default_factory=dict)
 
 
-def _collect(bundle: Bundle, with_lines: bool) -> _Collected:
-    job = bundle.job
+def _collect(bundle: Bundle, with_lines: bool, budget: Budget | None = None) -> _Collected:
+    """Every stack file's dumps as samples. A file that cannot be read, or that holds text but no usable dump, is
+    skipped and named in `bundle.issues`; reading stops early (and says so in `budget`) when the budget is spent."""
     col = _Collected()
-    line_cache: dict[str, Frame] = {}
-    norm_cache: dict[Frame, str] = {}
-    sig_index: dict[tuple[str, ...], int] = {}
-    for part in bundle.stack_files:
+    files = bundle.stack_files
+    for i, part in enumerate(files):
+        if i and budget is not None and budget.spent():
+            budget.stop(part.file, len(files) - i)
+            break
         col.files += 1
-        parsed = parse_dump(_read_member(bundle, part.file), line_cache)
-        col.skipped += parsed.skipped
-        col.problems.extend(f"{part.file}: {p}" for p in parsed.problems[: max(0, 10 - len(col.problems))])
-        rounds_of: dict[int | None, int] = defaultdict(int)
-        first_pid = next((d.pid for d in parsed.dumps if d.parent_pid is None), None)
-        for dump in parsed.dumps:
-            col.dumps += 1
-            if dump.parent_pid is not None:
-                col.subprocess_dumps += 1
-                continue
-            rank = part.rank if dump.pid == first_pid else None
-            if rank is None and dump.local_rank is not None and part.host is not None:
-                rank = job.local_rank_to_rank(part.host, dump.local_rank)
-            if rank is None and part.rank is not None and dump.pid != first_pid:
-                col.subprocess_dumps += 1  # another process in a rank's file: not the rank itself
-                continue
-            thread = dump.main_thread(printed_oldest_first=not parsed.json)
-            if thread is None or not thread.frames:
-                col.skipped_dumps += 1
-                continue
-            sig, python_sig = _normalize_stack(thread.frames, norm_cache, with_lines)
-            idx = sig_index.get(sig)
-            if idx is None:
-                idx = sig_index[sig] = len(col.signatures)
-                col.signatures.append(sig)
-                col.python_sigs.append(python_sig)
-                col.frames.append(thread.frames)
-            host = part.host or (job.host_of(rank) if rank is not None else None)
-            key = rank if rank is not None else dump.pid
-            col.samples.append(_Sample(rank, host, part.file, rounds_of[key], idx))
-            rounds_of[key] += 1
+        try:
+            with file_errors(part.file, EXPECTED):
+                text = _read_member(bundle, part.file)
+                samples, first_problem = _collect_file(bundle, part, text, col, with_lines)
+        except FileError as exc:
+            _unusable(bundle, col, part, ReadIssue.of(exc))
+            continue
+        if not samples and text.strip():
+            why = first_problem or "no thread with frames"
+            _unusable(bundle, col, part, ReadIssue(file=part.file, problem=f"no usable py-spy dump ({why}); "
+                                                                           f"expected {EXPECTED}; file skipped"))
+        col.samples.extend(samples)
     return col
+
+
+def _unusable(bundle: Bundle, col: _Collected, part: PartFile, issue: ReadIssue) -> None:
+    bundle.issues.append(issue)
+    col.unusable_files += 1
+    if len(col.problems) < 10:
+        col.problems.append(str(issue))
+    if part.rank is not None:
+        col.unknown_ranks.add(part.rank)
+
+
+def _collect_file(bundle: Bundle, part: PartFile, text: str, col: _Collected,
+                  with_lines: bool) -> tuple[list[_Sample], str | None]:
+    """One file's samples (kept by the caller only when the whole file was read) and its first odd part."""
+    job = bundle.job
+    parsed = parse_dump(text, col.line_cache, file=part.file)
+    col.skipped += parsed.skipped
+    col.problems.extend(f"{part.file}: {p}" for p in parsed.problems[: max(0, 10 - len(col.problems))])
+    samples: list[_Sample] = []
+    rounds_of: dict[int | None, int] = defaultdict(int)
+    first_pid = next((d.pid for d in parsed.dumps if d.parent_pid is None), None)
+    for dump in parsed.dumps:
+        col.dumps += 1
+        if dump.parent_pid is not None:
+            col.subprocess_dumps += 1
+            continue
+        rank = part.rank if dump.pid == first_pid else None
+        if rank is None and dump.local_rank is not None and part.host is not None:
+            rank = job.local_rank_to_rank(part.host, dump.local_rank)
+        if rank is None and part.rank is not None and dump.pid != first_pid:
+            col.subprocess_dumps += 1  # another process in a rank's file: not the rank itself
+            continue
+        thread = dump.main_thread(printed_oldest_first=not parsed.json)
+        if thread is None or not thread.frames:
+            col.skipped_dumps += 1
+            continue
+        sig, python_sig = _normalize_stack(thread.frames, col.norm_cache, with_lines)
+        idx = col.sig_index.get(sig)
+        if idx is None:
+            idx = col.sig_index[sig] = len(col.signatures)
+            col.signatures.append(sig)
+            col.python_sigs.append(python_sig)
+            col.frames.append(thread.frames)
+        host = part.host or (job.host_of(rank) if rank is not None else None)
+        key = rank if rank is not None else dump.pid
+        samples.append(_Sample(rank, host, part.file, rounds_of[key], idx))
+        rounds_of[key] += 1
+    if parsed.skipped and samples:
+        bundle.issues.append(ReadIssue(file=part.file, line=parsed.first_line, count=parsed.skipped,
+                                       problem=f"not {EXPECTED}, skipped"))
+    return samples, parsed.problems[0] if parsed.problems else None
 
 
 def _read_member(bundle: Bundle, rel: str) -> str:
@@ -400,17 +445,19 @@ def _pick(tallies: dict[GroupKey, _GroupTally], by: Literal["outliers", "z"]) ->
 # --- the analysis ------------------------------------------------------------------------------------------
 
 
-def analyze_stacks(bundle: Bundle, with_lines: bool = False, similarity: float = 0.9) -> StackFindings:
+def analyze_stacks(bundle: Bundle, with_lines: bool = False, similarity: float = 0.9,
+                   budget: Budget | None = None) -> StackFindings:
     """Cluster every rank's main-thread stack; the dominant cluster per pipeline stage is healthy; the parallel
     group holding the most outliers (across dump rounds: the most often flagged) is the eviction set."""
     if not bundle.stack_files:
         return StackFindings(present=False, note="This bundle has no stacks/ (py-spy dumps); stack aggregation "
                                                  "needs `py-spy dump` of every rank taken while the job hung or slowed.")
     job = bundle.job
-    col = _collect(bundle, with_lines)
+    col = _collect(bundle, with_lines, budget)
     findings = StackFindings(present=True, files=col.files, dumps=col.dumps, skipped=col.skipped,
                              skipped_dumps=col.skipped_dumps, subprocess_dumps=col.subprocess_dumps,
-                             problems=col.problems)
+                             problems=col.problems, unusable_files=col.unusable_files,
+                             unknown_ranks=sorted(col.unknown_ranks))
     if not col.samples:
         findings.note = "No usable py-spy dump in stacks/: every file was empty, cut or not py-spy output."
         return findings
@@ -473,7 +520,10 @@ def analyze_stacks(bundle: Bundle, with_lines: bool = False, similarity: float =
         behind = sorted(rk for rk, n in outlier_rounds.items() if n / rank_rounds[rk] >= bar)
     else:
         behind = sorted(outlier_rounds)
-    expected = set(job.rank_to_host) or set(range(job.world_size))
+    odd, issue = odd_ranks(job)
+    if issue is not None:
+        bundle.issues.append(issue)
+    expected = (set(job.rank_to_host) or set(range(job.world_size))) - col.unknown_ranks - odd
     have = {s.rank for s in ranked}
     without_dump = sorted(expected - have) if len(have) * 2 >= len(expected) else []
 
@@ -668,6 +718,9 @@ def _note(f: StackFindings) -> str:
         text += "; no outliers: every rank is where its peers are"
     if f.skipped or f.skipped_dumps:
         text += f"; skipped {f.skipped} odd line(s) and {f.skipped_dumps} empty dump(s)"
+    if f.unusable_files:
+        text += (f"; {f.unusable_files} file(s) unusable, so {len(f.unknown_ranks)} rank(s) are of unknown state "
+                 f"({rank_ranges(f.unknown_ranks)})")
     return text
 
 

@@ -12,9 +12,10 @@ from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from diagagent.analysis.guard import Budget
 from diagagent.config import Settings
 from diagagent.contract import Diagnosis, Evidence, EvidenceKind, EvidenceRole
-from diagagent.telemetry import Bundle
+from diagagent.telemetry import Bundle, BundleError, ReadIssue
 
 if TYPE_CHECKING:
     from diagagent.analysis.events import LogFindings
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 ProgressSink = Callable[[dict[str, Any]], None]
 T = TypeVar("T")
 NEW_CODE_WINDOW = timedelta(hours=24)  # a commit this close before the job started is "new code"
+NAMED_ISSUES = 5  # read problems named one by one per analyzer in the notes; the rest are counted
+INCOMPLETE_CONFIDENCE = 0.8  # the diagnosis's confidence is scaled by this per analyzer that failed or ran out
 
 
 class EvidenceRegistry:
@@ -62,7 +65,9 @@ class EvidenceRegistry:
 
 
 class Analyses:
-    """Lazily run analyzers over one bundle; each reports its start and end to `on_progress`."""
+    """Lazily run analyzers over one bundle; each reports its start and end to `on_progress`. A file an analyzer
+    cannot use is skipped and named in `notes`; an analyzer that fails or runs out of its time budget is named in
+    `notes` and in `incomplete` (which lowers the diagnosis's confidence)."""
 
     def __init__(self, bundle: Bundle, settings: Settings | None = None,
                  on_progress: ProgressSink | None = None) -> None:
@@ -72,30 +77,57 @@ class Analyses:
         self.evidence = EvidenceRegistry()
         self.notes: list[str] = []
         self.timings: dict[str, float] = {}
+        self.incomplete: list[str] = []  # analyzers that failed, or stopped at their time budget
+        self._noted: set[str] = set()  # read problems already named (two analyzers may meet the same one)
 
     def _emit(self, event: dict[str, Any]) -> None:
         if self.on_progress is not None:
             self.on_progress(event)
 
-    def _run(self, name: str, fn: Callable[[], T]) -> T | None:
+    def _run(self, name: str, fn: Callable[[Budget], T]) -> T | None:
         self._emit({"type": "analyzer_start", "name": name})
         t0 = time.perf_counter()
+        budget = Budget(self.settings.analyzer_budget_s)
+        seen = len(self.bundle.issues)
         try:
-            result = fn()
+            result = fn(budget)
+        except MemoryError:
+            raise
         except Exception as exc:  # one analyzer failing must not stop the diagnosis  # noqa: BLE001
-            self.notes.append(f"the {name} analyzer failed ({type(exc).__name__}: {exc}); diagnosed without it")
+            where = f" on {exc.file}" if isinstance(exc, BundleError) else ""
+            self.incomplete.append(name)
+            self.notes.append(f"the {name} analyzer failed{where} ({type(exc).__name__}: {str(exc)[:300]}); "
+                              "diagnosed without it, so with lower confidence")
             result = None
+        self._note_issues(name, self.bundle.issues[seen:])
+        if budget.hit:
+            self.incomplete.append(name)
+            self.notes.append(f"the {name} analyzer ran out of its {budget.seconds:g} s budget (analyzer_budget_s) "
+                              f"at {budget.stopped_at}: {budget.unread} {budget.unit} left unread; diagnosed with "
+                              "what was read, so with lower confidence")
         self.timings[name] = time.perf_counter() - t0
         self._emit({"type": "analyzer_end", "name": name, "seconds": round(self.timings[name], 3),
                     "ok": result is not None})
         return result
+
+    def _note_issues(self, name: str, issues: list[ReadIssue]) -> None:
+        """The files an analyzer skipped or read only in part, named (file, line, what was expected) in the notes."""
+        issues = [i for i in issues if str(i) not in self._noted]
+        self._noted.update(str(i) for i in issues)
+        for issue in issues[:NAMED_ISSUES]:
+            self.notes.append(f"{name}: {issue}")
+        if len(issues) > NAMED_ISSUES:
+            rest = issues[NAMED_ISSUES:]
+            files = sorted({i.file for i in rest})
+            self.notes.append(f"{name}: {len(rest)} more read problem(s) in {len(files)} file(s) "
+                              f"({', '.join(files[:3])}{', ...' if len(files) > 3 else ''}), each skipped and counted")
 
     @cached_property
     def logs(self) -> LogFindings | None:
         if not self.bundle.has("logs"):
             return None
 
-        def run() -> LogFindings:
+        def run(budget: Budget) -> LogFindings:
             from diagagent.analysis.events import analyze_logs, normal_pool_for
 
             pool, notes = normal_pool_for(self.bundle, self.settings.state_dir, self.settings.jobs_dir)
@@ -107,7 +139,7 @@ class Analyses:
                                   f"{self.settings.jobs_dir}: no cross-job filtering (`diagagent learn-normal PATH` "
                                   "adds successful jobs)")
             self.notes.extend(n for n in notes if not n.startswith("history job "))
-            return analyze_logs(self.bundle, pool)
+            return analyze_logs(self.bundle, pool, budget=budget)
 
         return self._run("logs", run)
 
@@ -117,7 +149,7 @@ class Analyses:
             return None
         from diagagent.analysis.flows import analyze_flows
 
-        return self._run("flows", lambda: analyze_flows(self.bundle))
+        return self._run("flows", lambda budget: analyze_flows(self.bundle, budget))
 
     @cached_property
     def stacks(self) -> StackFindings | None:
@@ -125,7 +157,7 @@ class Analyses:
             return None
         from diagagent.analysis.stacks import analyze_stacks
 
-        return self._run("stacks", lambda: analyze_stacks(self.bundle))
+        return self._run("stacks", lambda budget: analyze_stacks(self.bundle, budget=budget))
 
     @cached_property
     def health(self) -> HealthFindings | None:
@@ -133,11 +165,11 @@ class Analyses:
             return None
         from diagagent.analysis.health import analyze_health
 
-        return self._run("health", lambda: analyze_health(self.bundle))
+        return self._run("health", lambda budget: analyze_health(self.bundle, budget=budget))
 
     @cached_property
     def schema_cache(self) -> SchemaCache | None:
-        def run() -> SchemaCache:
+        def run(budget: Budget) -> SchemaCache:
             from diagagent.schemata import SchemaCache
 
             return SchemaCache.open(self.settings)

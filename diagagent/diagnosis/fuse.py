@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from diagagent.analysis.logparse import line_kind, split_header, stage_of_words
 from diagagent.config import Settings
 from diagagent.contract import Diagnosis, Evidence, EvidenceRole, NodeScore, SchemaMatch
-from diagagent.diagnosis.analyses import Analyses, ProgressSink
+from diagagent.diagnosis.analyses import INCOMPLETE_CONFIDENCE, Analyses, ProgressSink
 from diagagent.diagnosis.differential import Decision, Hit, Line, decide, match_lines
 from diagagent.telemetry import Bundle
 
@@ -518,6 +518,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     if iteration is None and logs is not None:
         iteration = logs.slow_from_iteration
     confidence = decision.confidence if causes or decision.fault else min(decision.confidence, 0.1)
+    confidence = round(confidence * INCOMPLETE_CONFIDENCE ** len(set(a.incomplete)), 4)  # what was not read
     diagnosis = Diagnosis(
         job_id=bundle.job.job_id, status=bundle.job.status,
         category=decision.category, fault=decision.fault,

@@ -118,9 +118,10 @@ class Bundle:
 
     # --- what is here --------------------------------------------------------------------------------
 
-    def _files(self, part: str) -> list[Path]:
-        """The files under `part/`, without hidden ones; a symlink leading out of the bundle is skipped (and noted),
-        a linked folder is not entered."""
+    def _files(self, part: str, links_out: bool = False) -> list[Path]:
+        """The files under `part/`, without hidden ones; a linked folder is not entered. A symlink leading out of
+        the bundle is skipped and noted, or with `links_out` listed, for its reader to refuse and name (a stack or
+        probe file that cannot be read leaves its rank or node unknown, where a missing one counts as absent)."""
         base = self.root / part
         if self.path(part) is None:
             self._link_out(part)
@@ -142,7 +143,9 @@ class Bundle:
                 p = Path(entry.path)
                 if entry.is_symlink():
                     target = self.path(self._rel(p))
-                    if target is None:
+                    if target is None and links_out:
+                        out.append(p)
+                    elif target is None:
                         self._link_out(self._rel(p))
                     elif target.is_file():
                         out.append(p)
@@ -182,7 +185,7 @@ class Bundle:
     @cached_property
     def stack_files(self) -> list[PartFile]:
         out = []
-        for p in self._files("stacks"):
+        for p in self._files("stacks", links_out=True):
             if not p.name.endswith((".txt", ".json", ".txt.gz", ".json.gz", ".txt.zst", ".json.zst")):
                 continue
             stem = _strip_suffixes(p.name)
@@ -194,7 +197,7 @@ class Bundle:
     @cached_property
     def probe_files(self) -> list[PartFile]:
         return [PartFile(self._rel(p), self._host_of(p, "probes"), _strip_suffixes(p.name))
-                for p in self._files("probes")]
+                for p in self._files("probes", links_out=True)]
 
     def has(self, part: Part) -> bool:
         return bool({"logs": self.log_files, "flows": self.flow_files,

@@ -353,71 +353,54 @@ def _epoch_of(value: str | None) -> float | None:
     try:
         return float(value)
     except ValueError:
+        pass
+    try:
         return parse_timestamp(value)
+    except (ValueError, OverflowError):  # a time-like cell that is no time (month 13, hour 99)
+        return None
 
 
 # --- flows ----------------------------------------------------------------------------------------------
 
 FLOW_COLUMNS = ("start", "end", "src_ip", "dst_ip", "bytes")
 FLOW_OPTIONAL = ("src_port", "dst_port", "packets")
+_FLOW_EXPECTED = {"start": "epoch seconds or ISO-8601 times", "end": "epoch seconds or ISO-8601 times",
+                  "src_ip": "addresses", "dst_ip": "addresses"}  # the rest: numbers
 
 
 def iter_flow_batches(path: Path, display: str, issues: list[ReadIssue],
                       batch_rows: int = 1 << 20) -> Iterator[pyarrow.RecordBatch]:  # noqa: F821
     """Flow records of one CSV(.gz) or Parquet file in batches, normalized: start/end float64 epoch seconds,
-    src_ip/dst_ip strings, bytes float64, optional src_port/dst_port/packets. Never the whole file in memory."""
+    src_ip/dst_ip strings, bytes float64, optional src_port/dst_port/packets. Never the whole file in memory.
+
+    Never raises (but MemoryError): a cell that is not a number or a time is left empty (its record is then
+    skipped as malformed, or keeps an empty optional cell), counted per column; a row with the wrong number of
+    fields is skipped and counted; a Parquet column of a type that is no number or time skips the file. Each
+    problem goes to `issues`, naming the file."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
-    def normalize(batch: pa.RecordBatch) -> pa.RecordBatch:
-        cols, names = [], []
-        for name in FLOW_COLUMNS + FLOW_OPTIONAL:
-            if name not in batch.schema.names:
-                continue
-            col = batch.column(name)
-            if name in ("start", "end"):
-                col = _to_epoch(col)
-            elif name in ("src_ip", "dst_ip"):
-                col = pc.cast(col, pa.string())
-            else:
-                col = pc.cast(col, pa.float64())
-            cols.append(col)
-            names.append(name)
-        return pa.RecordBatch.from_arrays(cols, names=names)
-
-    def _to_epoch(col: pa.Array) -> pa.Array:
-        if pa.types.is_timestamp(col.type):
-            return pc.divide(pc.cast(pc.cast(col, pa.timestamp("us")), pa.int64()), 1e6)
-        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-            return pc.cast(col, pa.float64())
-        for target in (pa.float64(), pa.timestamp("us", tz="UTC"), pa.timestamp("us")):
-            try:
-                return _to_epoch(pc.cast(col, target))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                continue
-        # mixed epoch and ISO-8601 in one column: value by value
-        return pa.array([_epoch_of(v) for v in col.to_pylist()], type=pa.float64())
-
-    def check_header(names: list[str]) -> bool:
-        missing = [c for c in FLOW_COLUMNS if c not in names]
-        if missing:
-            issues.append(ReadIssue(file=display, line=1,
-                                    problem=f"flow file lacks column(s) {', '.join(missing)}; expected "
-                                            f"{', '.join(FLOW_COLUMNS)} (got {', '.join(names)}); skipped"))
-            return False
-        return True
-
+    bad: dict[str, list[int]] = {}  # column -> [cells left empty, first data row]
+    rows = 0
     try:
         if display.endswith(".parquet"):
             pf = pq.ParquetFile(path)
-            names = pf.schema_arrow.names
-            if not check_header(names):
+            schema = pf.schema_arrow
+            if not _flow_header(schema.names, display, issues):
                 return
-            wanted = [c for c in FLOW_COLUMNS + FLOW_OPTIONAL if c in names]
+            wanted = [c for c in FLOW_COLUMNS + FLOW_OPTIONAL if c in schema.names]
+            wrong = [f"{c} holds {schema.field(c).type} (expected {_FLOW_EXPECTED.get(c, 'numbers')})"
+                     for c in wanted if not _flow_type_ok(c, schema.field(c).type)]
+            if wrong:
+                issues.append(ReadIssue(file=display, problem=f"column {'; column '.join(wrong)}; file skipped"))
+                return
             for batch in pf.iter_batches(batch_size=batch_rows, columns=wanted):
-                yield normalize(batch)
+                yield _normalize_flows(batch, rows, bad)
+                rows += batch.num_rows
+            return
+        names = _csv_header(path)
+        if not _flow_header(names, display, issues):
             return
         skipped = [0]
 
@@ -425,18 +408,128 @@ def iter_flow_batches(path: Path, display: str, issues: list[ReadIssue],
             skipped[0] += 1
             return "skip"
 
-        reader = pcsv.open_csv(
+        wanted = [c for c in FLOW_COLUMNS + FLOW_OPTIONAL if c in names]
+        reader = pcsv.open_csv(  # every column as text, converted here: one bad cell costs one cell, not a block
             path,
             read_options=pcsv.ReadOptions(block_size=32 << 20),
             parse_options=pcsv.ParseOptions(invalid_row_handler=on_bad_row),
-            convert_options=pcsv.ConvertOptions(column_types={"src_ip": pa.string(), "dst_ip": pa.string()}),
+            convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in wanted},
+                                                include_columns=wanted),
         )
-        if not check_header(reader.schema.names):
-            return
         for batch in reader:
-            yield normalize(batch)
+            yield _normalize_flows(batch, rows, bad)
+            rows += batch.num_rows
         if skipped[0]:
             issues.append(ReadIssue(file=display, count=skipped[0],
                                     problem="malformed flow rows (wrong number of fields), skipped"))
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, EOFError, zlib.error) as exc:
-        issues.append(ReadIssue(file=display, problem=f"flow records unreadable from here on: {exc}"))
+    except MemoryError:
+        raise
+    except (pa.ArrowException, OSError, EOFError, zlib.error, ValueError) as exc:
+        issues.append(ReadIssue(file=display, problem=f"flow records unreadable from here on, after {rows} "
+                                                      f"record(s): {str(exc)[:300]}"))
+    finally:
+        for name, (count, first) in bad.items():
+            kept = "their records skipped" if name in FLOW_COLUMNS else "the cells left empty"
+            issues.append(ReadIssue(file=display, count=count, problem=f"cells in column {name} that are not "
+                                    f"{_FLOW_EXPECTED.get(name, 'numbers')} (the first in data row {first}), {kept}"))
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The column names on a CSV file's first line (gzip-aware; a UTF-8 byte order mark dropped)."""
+    import csv
+
+    with open_binary(path) as f:
+        first = f.readline(1 << 16).decode("utf-8-sig", errors="replace")
+    return [name.strip() for name in next(csv.reader([first]), [])]
+
+
+def _flow_header(names: list[str], display: str, issues: list[ReadIssue]) -> bool:
+    missing = [c for c in FLOW_COLUMNS if c not in names]
+    if missing:
+        issues.append(ReadIssue(file=display, line=1,
+                                problem=f"flow file lacks column(s) {', '.join(missing)}; expected "
+                                        f"{', '.join(FLOW_COLUMNS)} (got {', '.join(names)[:300]}); skipped"))
+        return False
+    return True
+
+
+def _flow_type_ok(name: str, t: pyarrow.DataType) -> bool:  # noqa: F821
+    """Whether a Parquet column of type `t` can be read as flow column `name` (cast where that is safe)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    text = pa.types.is_string(t) or pa.types.is_large_string(t)
+    number = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+    if name in ("src_ip", "dst_ip"):
+        return text or pa.types.is_integer(t)
+    if name in ("start", "end"):
+        return text or number or pa.types.is_timestamp(t) or pa.types.is_date(t)
+    return text or number
+
+
+def _normalize_flows(batch: pyarrow.RecordBatch, offset: int,  # noqa: F821
+                     bad: dict[str, list[int]]) -> pyarrow.RecordBatch:  # noqa: F821
+    """One batch with the flow columns converted; cells that do not convert are left empty and counted in `bad`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols, names = [], []
+    for name in FLOW_COLUMNS + FLOW_OPTIONAL:
+        if name not in batch.schema.names:
+            continue
+        col = batch.column(name)
+        if pa.types.is_dictionary(col.type):
+            col = col.dictionary_decode()
+        if name in ("src_ip", "dst_ip"):
+            out = pc.cast(col, pa.string())
+        else:
+            out = _to_epoch(col) if name in ("start", "end") else _to_float(col)
+            lost = pc.and_(col.is_valid(), out.is_null())
+            n = pc.sum(lost).as_py() or 0
+            if n:
+                first = offset + pc.index(lost, True).as_py() + 1
+                count = bad.setdefault(name, [0, first])
+                count[0] += n
+        cols.append(out)
+        names.append(name)
+    return pa.RecordBatch.from_arrays(cols, names=names)
+
+
+def _to_float(col: pyarrow.Array) -> pyarrow.Array:  # noqa: F821
+    """Numbers as float64; text parsed, and a cell that is not a number left empty."""
+    import polars as pl
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        return pc.cast(col, pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        return pa.nulls(len(col), pa.float64())
+    return pl.from_arrow(col).str.strip_chars().cast(pl.Float64, strict=False).to_arrow()
+
+
+_EPOCH_UNITS = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
+
+
+def _to_epoch(col: pyarrow.Array) -> pyarrow.Array:  # noqa: F821
+    """Times as float64 epoch seconds: numbers as they are, timestamps of any unit and time zone (Arrow keeps
+    them in UTC), dates, ISO-8601 text; mixed epoch and ISO text value by value; anything else left empty."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_timestamp(col.type):
+        return pc.divide(pc.cast(pc.cast(col, pa.int64()), pa.float64(), safe=False), _EPOCH_UNITS[col.type.unit])
+    if pa.types.is_date(col.type):
+        return _to_epoch(pc.cast(col, pa.timestamp("s")))
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        return _to_float(col)
+    for target in (pa.float64(), pa.timestamp("us", tz="UTC"), pa.timestamp("us")):
+        try:
+            return _to_epoch(pc.cast(col, target))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+    # mixed epoch and ISO-8601 in one column, or a cell that is neither: value by value
+    return pa.array([_epoch_of(v) for v in col.to_pylist()], type=pa.float64())
