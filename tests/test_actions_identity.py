@@ -1,0 +1,108 @@
+"""Who may approve, through the real CLI and the real Ledger: the OS user (never LOGNAME/USER), `--as` only for an
+operator in DIAGAGENT_ADMINS (audited as "X acting as Y"), never whoever asked for the diagnosis, names casefolded.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from diagagent.actions import Ledger, NotAuthorized, approve_and_execute
+from diagagent.apps.cli import build_app
+from diagagent.config import Settings
+from diagagent.diagnosis import ActionProposal
+from tests.test_actions_proposals import make_job
+
+ME = pwd.getpwuid(os.geteuid()).pw_name
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "job-42"
+EVICT = ActionProposal(kind="evict", nodes=["node-003"], reason="Xid 79 on node-003")
+
+
+@pytest.fixture
+def jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Job 42 in the jobs dir; LOGNAME and friends say alice, who is an approver; the OS user is someone else."""
+    assert ME.casefold() not in ("alice", "bob", "carol")
+    root = tmp_path / "jobs" / "42"
+    root.mkdir(parents=True)
+    (root / "job.yaml").write_text(yaml.safe_dump(make_job().model_dump(mode="json")))
+    monkeypatch.setenv("DIAGAGENT_JOBS_DIR", str(tmp_path / "jobs"))
+    monkeypatch.setenv("DIAGAGENT_APPROVERS", '["alice", "bob"]')
+    monkeypatch.delenv("DIAGAGENT_ADMINS", raising=False)
+    for var in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.setenv(var, "alice")
+    monkeypatch.setenv("COLUMNS", "200")
+    return tmp_path / "jobs"
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(build_app(), list(args))
+    return result.exit_code, result.output
+
+
+def proposed_by_carol() -> tuple[Ledger, int]:
+    ledger = Ledger.from_settings(Settings.load())
+    return ledger, ledger.submit("42", EVICT, "carol").id
+
+
+def test_logname_and_user_do_not_change_who_you_are(jobs: Path) -> None:
+    ledger, entry_id = proposed_by_carol()
+    code, out = run("actions", "approve", str(entry_id), "--yes")
+    assert code == 1 and f"approval refused: {ME} is not an approver" in out
+    assert ledger.get(entry_id).state == "pending"
+    assert [(a.actor, a.event) for a in ledger.audit(entry_id)][-1] == (ME, "approve_refused")
+
+
+def test_as_without_admin_rights_is_refused_and_audited(jobs: Path) -> None:
+    ledger, entry_id = proposed_by_carol()
+    for command in ("approve", "reject"):
+        code, out = run("actions", command, str(entry_id), "--as", "alice", "--yes" if command == "approve"
+                        else "--reason=no")
+        assert code == 1 and f"{ME} may not act as alice" in out and "DIAGAGENT_ADMINS" in out
+    assert ledger.get(entry_id).state == "pending"
+    refused = [(a.actor, a.event) for a in ledger.audit(entry_id) if a.event.endswith("_refused")]
+    assert refused == [(f"{ME} acting as alice", "approve_refused"), (f"{ME} acting as alice", "reject_refused")]
+
+
+def test_an_admin_may_act_as_an_approver_and_is_audited_as_such(jobs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DIAGAGENT_ADMINS", f'["{ME.upper()}"]')  # names compare casefolded
+    ledger, entry_id = proposed_by_carol()
+    code, out = run("actions", "approve", str(entry_id), "--as", "Alice", "--yes")
+    assert code == 0, out
+    done = ledger.get(entry_id)
+    assert (done.state, done.decided_by) == ("executed", f"{ME} acting as Alice")
+    assert [(a.actor, a.event) for a in ledger.audit(entry_id) if a.event == "approved"] == [
+        (f"{ME} acting as Alice", "approved")]
+
+
+def test_who_asked_for_the_diagnosis_cannot_approve_its_proposals(jobs: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DIAGAGENT_APPROVERS", f'["{ME}", "bob"]')
+    monkeypatch.setenv("DIAGAGENT_ADMINS", f'["{ME}"]')
+    monkeypatch.setenv("DIAGAGENT_JOBS_DIR", str(tmp_path / "elsewhere"))  # checked against the bundle's job
+    code, out = run("diagnose", str(EXAMPLE))
+    assert code == 0, out
+    ledger = Ledger.from_settings(Settings.load())
+    entry = ledger.list(job_id="42")[0]
+    assert entry.proposed_by == ME
+    code, out = run("actions", "approve", str(entry.id), "--yes")
+    assert code == 1 and f"{ME} proposed action #{entry.id} and cannot also decide on it" in out
+    code, out = run("actions", "approve", str(entry.id), "--as", "bob", "--yes")  # nor by acting as someone else
+    assert code == 1 and "proposed action" in out
+    assert ledger.get(entry.id).state == "pending"
+    # a second person may
+    done = approve_and_execute(ledger, entry.id, "BOB", Settings.load())
+    assert done.state == "executed" and done.decided_by == "BOB"
+
+
+def test_names_compare_case_insensitively(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "l.sqlite", approvers=[" Alice ", "bob"])
+    entry = ledger.submit("42", EVICT, "Bob")
+    with pytest.raises(NotAuthorized, match="proposed action"):
+        ledger.approve(entry.id, "BOB")
+    assert ledger.is_approver("ALICE") and ledger.is_approver("alice")
+    assert ledger.approve(entry.id, "aLiCe").state == "approved"
