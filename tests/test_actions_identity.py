@@ -106,3 +106,32 @@ def test_names_compare_case_insensitively(tmp_path: Path) -> None:
         ledger.approve(entry.id, "BOB")
     assert ledger.is_approver("ALICE") and ledger.is_approver("alice")
     assert ledger.approve(entry.id, "aLiCe").state == "approved"
+
+
+def test_chat_refuses_as_without_admin_rights(jobs: Path) -> None:
+    code, out = run("chat", str(EXAMPLE), "--as", "alice")
+    assert code == 2 and f"{ME} may not act as someone else" in out and "DIAGAGENT_ADMINS" in out
+
+
+async def test_in_the_tui_who_asked_for_the_diagnosis_cannot_approve_it(tmp_path: Path) -> None:
+    from diagagent.apps.tui import DiagApp
+    from diagagent.apps.tui.confirm import ConfirmDecision
+    from diagagent.telemetry import Bundle
+    from tests.test_tui import canned_source, settings_for, settle, static_text, write_tiny_bundle
+
+    ledger = Ledger(tmp_path / "ledger.sqlite", ["Alice"])
+    with Bundle.open(write_tiny_bundle(tmp_path / "job-7")) as bundle:
+        app = DiagApp(bundle, settings_for(tmp_path / "state", tmp_path), user="alice", ledger=ledger,
+                      incident_source=canned_source())
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            assert {e.proposed_by for e in ledger.list()} == {"alice"}
+            await pilot.press("f6", "a")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmDecision)
+            assert "You are alice and proposed this action" in static_text(app, "#confirm-text")
+            await pilot.click("#confirm")
+            await settle(pilot)
+            assert static_text(app, "#action-status").startswith(
+                "Approval refused: alice proposed action #1 and cannot also decide on it")
+    assert ledger.get(1).state == "pending" and ledger.audit(1)[-1].event == "approve_refused"
