@@ -135,3 +135,35 @@ async def test_in_the_tui_who_asked_for_the_diagnosis_cannot_approve_it(tmp_path
             assert static_text(app, "#action-status").startswith(
                 "Approval refused: alice proposed action #1 and cannot also decide on it")
     assert ledger.get(1).state == "pending" and ledger.audit(1)[-1].event == "approve_refused"
+
+
+def test_in_slack_who_asked_for_the_diagnosis_cannot_approve_it(tmp_path: Path) -> None:
+    """The asking user's id (from the signed event) proposes; their own Approve click is refused, another's is not."""
+    from slack_sdk import WebClient
+
+    from diagagent.apps.slack import build_app as build_slack
+    from diagagent.sim import simulate
+    from tests.slack_mock import MockSlack, button_click, mention
+    from tests.test_slack_app import APPROVER, CHANNEL, _settings, dispatch, read_thread
+
+    simulate(tmp_path / "jobs" / "42", "gpu_ecc_uncorrectable", 4, 1, gpus_per_node=2, minutes=10, job_id="42",
+             compress=False)
+    settings = _settings(tmp_path / "jobs", tmp_path / "state").model_copy(update={"approvers": [APPROVER, "uasker"]})
+    with MockSlack() as slack:
+        app = build_slack(settings, WebClient(token="xoxb-test", base_url=slack.api_url), process_before_response=True)
+        mark = slack.mark()
+        dispatch(app, mention("why did job 42 die?", ts="1700000000.000100", user="UASKER"))
+        thread = read_thread(slack, mark, CHANNEL, "1700000000.000100")
+        ledger = Ledger.from_settings(settings)
+        entries = ledger.list(job_id="42")
+        assert entries and {e.proposed_by for e in entries} == {"UASKER"}
+        entry_id, message_ts = thread.entry_of("evict")
+        mark = slack.mark()
+        dispatch(app, button_click("approve", str(entry_id), "UASKER", message_ts, thread.ts,
+                                   slack.response_url("click")), "application/x-www-form-urlencoded")
+        refusal = slack.since(mark, "chat.postEphemeral")
+        assert refusal and "UASKER proposed action" in refusal[0].args["text"]
+        assert ledger.get(entry_id).state == "pending"
+        dispatch(app, button_click("approve", str(entry_id), APPROVER, message_ts, thread.ts,
+                                   slack.response_url("click")), "application/x-www-form-urlencoded")
+        assert ledger.get(entry_id).state == "executed" and ledger.get(entry_id).decided_by == APPROVER
