@@ -100,6 +100,9 @@ def test_an_inserted_back_dated_row_is_reported(ledger: Ledger) -> None:
         row = {"seq": seq + 1, "entry_id": 2, "at": "2020-01-01T00:00:00+00:00", "actor": "alice",
                "event": "approved", "state_before": "pending", "state_after": "approved", "reason": "",
                "detail": "{}"}
+        with pytest.raises(sqlite3.DatabaseError, match="hash of the last row"):  # a row not linked to the head
+            conn.execute("INSERT INTO audit (entry_id, at, actor, event, prev_hash, hash) "
+                         "VALUES (2, '2020-01-01T00:00:00+00:00', 'alice', 'approved', 'x', 'y')")
         # even with the hash computed as diagagent would: it is dated before the row it follows
         first_hash = row_hash(head, row)
         conn.execute("INSERT INTO audit (seq, entry_id, at, actor, event, state_before, state_after, reason, detail,"
