@@ -53,6 +53,9 @@ class Settings(BaseSettings):
                                  "more and the diagnosis notes what was left unread. None: no limit.")
 
     approvers: list[str] = Field(default_factory=list, description="Who may approve actions (user ids).")
+    admins: list[str] = Field(default_factory=list,
+                              description="Operators who may act as another user (--as); audited as 'X acting as Y'.")
+    lease_grace_s: float = Field(60.0, description="An execution's lease outlasts its commands' timeouts by this.")
     executor: Executor = "dry-run"
 
     tools_dir: Path | None = Field(None, description="A local copy of tools/ to use instead of the packaged one.")

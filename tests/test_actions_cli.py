@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pwd
 from pathlib import Path
 
 import pytest
@@ -15,14 +17,18 @@ from diagagent.config import Settings
 from diagagent.diagnosis import ActionProposal
 from tests.test_actions_proposals import make_job
 
+ME = pwd.getpwuid(os.geteuid()).pw_name  # who the CLI says you are: an admin here, so --as works
+
 
 @pytest.fixture
 def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ledger:
-    """Approvers alice and bob, job 42 in the jobs dir, and three pending proposals (one injected-looking)."""
+    """Approvers alice and bob, the OS user an admin, job 42 in the jobs dir, and three pending proposals (one
+    injected-looking); LOGNAME and USER say mallory, which changes nothing."""
     jobs = tmp_path / "jobs" / "42"
     jobs.mkdir(parents=True)
     (jobs / "job.yaml").write_text(yaml.safe_dump(make_job().model_dump(mode="json")))
     monkeypatch.setenv("DIAGAGENT_APPROVERS", '["alice", "bob"]')
+    monkeypatch.setenv("DIAGAGENT_ADMINS", f'["{ME}"]')
     monkeypatch.setenv("DIAGAGENT_JOBS_DIR", str(tmp_path / "jobs"))
     monkeypatch.setenv("USER", "mallory")
     monkeypatch.setenv("LOGNAME", "mallory")
@@ -55,16 +61,16 @@ def test_approve_as_an_approver_runs_the_dry_run_and_audits(ledger: Ledger) -> N
     code, out = run("approve", "1", "--as", "alice", "--reason", "dcgmi confirms", "--yes")
     assert code == 0, out
     assert "dry-run" in out and "scontrol update nodename=node-003 state=drain" in out and "executed" in out
-    assert ledger.get(1).state == "executed" and ledger.get(1).decided_by == "alice"
+    assert ledger.get(1).state == "executed" and ledger.get(1).decided_by == f"{ME} acting as alice"
     code, out = run("show", "1")
     assert code == 0 and "approved" in out and "dcgmi confirms" in out and "executor:dry-run" in out
     trail = json.loads(run("show", "1", "--json")[1])["audit"]
-    assert [a["event"] for a in trail] == ["submitted", "policy_checked", "approved", "executed"]
+    assert [a["event"] for a in trail] == ["submitted", "policy_checked", "approved", "execution_started", "executed"]
 
 
 def test_approval_asks_first_and_no_means_no(ledger: Ledger) -> None:
     code, out = run("approve", "2", "--as", "bob", stdin="n\n")
-    assert code == 1 and "approve action #2 as bob?" in out and "not approved" in out
+    assert code == 1 and f"approve action #2 as {ME} acting as bob?" in out and "not approved" in out
     assert ledger.get(2).state == "pending"
     assert run("approve", "2", "--as", "bob", stdin="")[0] == 1  # no answer is a no
     assert ledger.get(2).state == "pending"
@@ -74,15 +80,15 @@ def test_approval_asks_first_and_no_means_no(ledger: Ledger) -> None:
 
 def test_approval_by_the_os_user_who_is_no_approver_is_refused(ledger: Ledger) -> None:
     code, out = run("approve", "1", "--yes")
-    assert code == 1 and "approval refused: mallory is not an approver" in out
+    assert code == 1 and f"approval refused: {ME} is not an approver" in out
     assert ledger.get(1).state == "pending"
-    assert [(a.actor, a.event) for a in ledger.audit(1)][-1] == ("mallory", "approve_refused")
+    assert [(a.actor, a.event) for a in ledger.audit(1)][-1] == (ME, "approve_refused")
 
 
 def test_second_approval_is_refused_with_who_won(ledger: Ledger) -> None:
     assert run("approve", "1", "--as", "alice", "--yes")[0] == 0
     code, out = run("approve", "1", "--as", "bob", "--yes")
-    assert code == 1 and "already executed by alice" in out
+    assert code == 1 and f"already executed by {ME} acting as alice" in out
 
 
 def test_reject_needs_a_reason_and_an_approver(ledger: Ledger) -> None:

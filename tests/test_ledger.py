@@ -105,26 +105,61 @@ def test_approve_then_record_execution(ledger: Ledger) -> None:
     approved = ledger.approve(entry.id, " alice ", "ECC confirmed by dcgmi")
     assert (approved.state, approved.decided_by, approved.decision_reason) == ("approved", "alice",
                                                                                "ECC confirmed by dcgmi")
-    done = ledger.record_execution(entry.id, [["scontrol", "requeue", "42"]], "ok", True, executor="slurm")
+    lease = ledger.start_execution(entry.id, [["scontrol", "requeue", "42"]], executor="slurm", lease_s=60)
+    running = ledger.get(entry.id)
+    assert running.state == "running" and running.lease == lease and running.commands == [["scontrol", "requeue", "42"]]
+    with pytest.raises(NotPending, match="not approved: nothing may run"):  # one execution per approval
+        ledger.start_execution(entry.id, [], executor="slurm", lease_s=60)
+    done = ledger.record_execution(entry.id, lease, "ok", True)
     assert done.state == "executed" and done.commands == [["scontrol", "requeue", "42"]] and done.output == "ok"
+    assert done.lease is None
     last = ledger.audit(entry.id)[-1]
     assert (last.actor, last.event, last.detail["commands"]) == ("executor:slurm", "executed",
                                                                  [["scontrol", "requeue", "42"]])
-    with pytest.raises(NotPending):
-        ledger.record_execution(entry.id, [], "again", True)
+    assert [a.event for a in ledger.audit(entry.id)] == ["submitted", "approved", "execution_started", "executed"]
 
 
 def test_a_failed_execution_is_recorded_as_failed(ledger: Ledger) -> None:
     entry = ledger.submit("42", EVICT, "diagagent")
     ledger.approve(entry.id, "bob")
-    assert ledger.record_execution(entry.id, [["kubectl", "cordon", "node-003"]], "[exit 1]", False).state == "failed"
+    lease = ledger.start_execution(entry.id, [["kubectl", "cordon", "node-003"]], executor="kubernetes", lease_s=60)
+    assert ledger.record_execution(entry.id, lease, "[exit 1]", False).state == "failed"
 
 
 def test_nothing_is_executed_without_approval(ledger: Ledger) -> None:
     entry = ledger.submit("42", EVICT, "diagagent")
     with pytest.raises(NotPending, match="not approved: nothing may run"):
-        ledger.record_execution(entry.id, [["scontrol", "requeue", "42"]], "", True)
+        ledger.start_execution(entry.id, [["scontrol", "requeue", "42"]], executor="slurm", lease_s=60)
     assert ledger.get(entry.id).state == "pending"
+
+
+def test_a_lease_held_elsewhere_is_lost_when_it_expires_and_a_late_result_still_counts(ledger: Ledger) -> None:
+    entry = ledger.submit("42", EVICT, "diagagent")
+    ledger.approve(entry.id, "alice")
+    lease = ledger.start_execution(entry.id, [["scontrol", "requeue", "42"]], executor="slurm", lease_s=0)
+    assert ledger.get(entry.id).state == "running"  # this process holds it: alive, so not lost however long it takes
+    with sqlite3.connect(ledger.path) as conn:  # as if another host held it: only the expiry can tell
+        conn.execute("UPDATE entries SET lease_host = 'node-elsewhere' WHERE id = ?", (entry.id,))
+    lost = ledger.get(entry.id)
+    assert lost.state == "unknown"
+    assert ledger.audit(entry.id)[-1].event == "execution_lost" and "expired" in ledger.audit(entry.id)[-1].reason
+    with pytest.raises(NotPending, match="outcome is unknown"):
+        ledger.approve(entry.id, "bob")
+    done = ledger.record_execution(entry.id, lease, "ok", True)
+    assert done.state == "executed" and "given up for lost" in ledger.audit(entry.id)[-1].reason
+
+
+def test_a_running_execution_cannot_be_reconciled_and_a_result_after_reconcile_is_kept(ledger: Ledger) -> None:
+    entry = ledger.submit("42", EVICT, "diagagent")
+    ledger.approve(entry.id, "alice")
+    lease = ledger.start_execution(entry.id, [["scontrol", "requeue", "42"]], executor="slurm", lease_s=600)
+    with pytest.raises(NotPending, match="is running now"):
+        ledger.reconcile(entry.id, "bob", "failed", "looked at sinfo")
+    ledger.abandon(entry.id, lease, "interrupted")
+    assert ledger.reconcile(entry.id, "bob", "failed", "node-003 is not drained").state == "failed"
+    assert ledger.record_execution(entry.id, lease, "ok", True).state == "failed"
+    assert [a.event for a in ledger.audit(entry.id)][-3:] == ["execution_lost", "reconciled", "late_result"]
+    assert ledger.verify().ok
 
 
 def test_reject_needs_an_approver_and_a_reason(ledger: Ledger) -> None:

@@ -245,7 +245,8 @@ def test_an_approver_approves_and_the_result_is_posted_in_the_thread(app: App, d
     assert posted.args["thread_ts"] == diagnosed.ts
     assert f"<@{APPROVER}> approved action #{entry_id}" in "\n".join(mrkdwn_texts(posted))
     assert "scontrol update" in "\n".join(mrkdwn_texts(posted))
-    assert [a.event for a in Ledger.from_settings(settings).audit(entry_id)][-2:] == ["approved", "executed"]
+    assert [a.event for a in Ledger.from_settings(settings).audit(entry_id)][-3:] == ["approved", "execution_started",
+                                                                              "executed"]
 
 
 def test_someone_else_is_refused_privately_and_the_click_is_audited(app: App, diagnosed: PostedThread, slack: MockSlack,

@@ -152,10 +152,10 @@ def settings_for(state: Path, tmp: Path, approvers: tuple[str, ...] = ("alice",)
 
 @pytest.fixture
 def tiny_app(tmp_path: Path) -> Iterator[DiagApp]:
-    """The app on the tiny bundle with the canned incident, as alice (an approver)."""
+    """The app on the tiny bundle with the canned incident (bob asked for it), as alice (an approver)."""
     cfg = settings_for(tmp_path / "state", tmp_path)
     with Bundle.open(write_tiny_bundle(tmp_path / "job-7")) as bundle:
-        yield DiagApp(bundle, cfg, user="alice", ledger=Ledger(tmp_path / "ledger.sqlite", ["alice"]),
+        yield DiagApp(bundle, cfg, user="alice", proposer="bob", ledger=Ledger(tmp_path / "ledger.sqlite", ["alice"]),
                       incident_source=canned_source())
 
 
@@ -168,9 +168,10 @@ def shared_state(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def example_app(shared_state: Path, tmp: Path, user: str = "alice") -> tuple[DiagApp, Ledger]:
+    """The real pipeline on examples/job-42 as `user`; bob asked for the diagnosis, so its actions are his proposals."""
     cfg = settings_for(shared_state, tmp)
     ledger = Ledger(tmp / "ledger.sqlite", ["alice"])
-    return DiagApp(Bundle.open(EXAMPLE), cfg, user=user, use_llm=False, ledger=ledger), ledger
+    return DiagApp(Bundle.open(EXAMPLE), cfg, user=user, proposer="bob", use_llm=False, ledger=ledger), ledger
 
 
 async def settle(pilot: Pilot) -> None:
@@ -281,7 +282,7 @@ async def test_cancel_decides_nothing_and_a_non_approver_is_refused_clearly(tmp_
     cfg = settings_for(tmp_path / "state", tmp_path)
     ledger = Ledger(tmp_path / "ledger.sqlite", ["alice"])
     with Bundle.open(write_tiny_bundle(tmp_path / "job-7")) as bundle:
-        app = DiagApp(bundle, cfg, user="mallory", ledger=ledger, incident_source=canned_source())
+        app = DiagApp(bundle, cfg, user="mallory", proposer="bob", ledger=ledger, incident_source=canned_source())
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(pilot)
             await pilot.press("f6", "a")
@@ -357,7 +358,7 @@ async def test_live_progress_while_analyzers_run(tmp_path: Path) -> None:
     release = threading.Event()
     cfg = settings_for(tmp_path / "state", tmp_path)
     with Bundle.open(write_tiny_bundle(tmp_path / "job-7")) as bundle:
-        app = DiagApp(bundle, cfg, user="alice", ledger=Ledger(tmp_path / "l.sqlite", ["alice"]),
+        app = DiagApp(bundle, cfg, user="alice", proposer="bob", ledger=Ledger(tmp_path / "l.sqlite", ["alice"]),
                       incident_source=canned_source(release))
         async with app.run_test(size=(80, 24)) as pilot:
             try:

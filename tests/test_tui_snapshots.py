@@ -28,7 +28,7 @@ def make_app(tmp_path: Path) -> Iterator[Callable[[], DiagApp]]:
     with ExitStack() as stack:
         def make() -> DiagApp:
             bundle = stack.enter_context(Bundle.open(write_tiny_bundle(tmp_path / "job-7")))
-            return DiagApp(bundle, settings_for(tmp_path / "state", tmp_path), user="alice",
+            return DiagApp(bundle, settings_for(tmp_path / "state", tmp_path), user="alice", proposer="bob",
                            ledger=Ledger(tmp_path / "ledger.sqlite", ["alice"]), incident_source=canned_source())
 
         yield make

@@ -1,6 +1,6 @@
 """Approval-gated actions: proposals, policy guardrails, the SQLite Ledger with its audit trail, executors.
 
-Only an authorized operator's approval moves a proposal to an executor.
+Only an authorized operator's approval moves a proposal to an executor, at most once.
 """
 
 from diagagent.actions.executors import (
@@ -10,6 +10,9 @@ from diagagent.actions.executors import (
     current_policy,
     plan,
 )
+from diagagent.actions.identity import Actor
+from diagagent.actions.integrity import VerifyReport
+from diagagent.actions.lease import Lease
 from diagagent.actions.ledger import (
     AuditRecord,
     EntryState,
@@ -19,11 +22,13 @@ from diagagent.actions.ledger import (
     NotAuthorized,
     NotPending,
     UnknownEntry,
+    verify_ledger,
 )
 from diagagent.actions.policy import PolicyResult, check
 from diagagent.actions.proposals import propose
 from diagagent.actions.templates import TemplateError, UnsafeValue
 
-__all__ = ["AuditRecord", "EntryState", "ExecutionPlan", "Ledger", "LedgerEntry", "LedgerError", "NotAuthorized",
-           "NotPending", "PolicyResult", "PolicyUnchecked", "TemplateError", "UnknownEntry", "UnsafeValue",
-           "approve_and_execute", "check", "current_policy", "plan", "propose"]
+__all__ = ["Actor", "AuditRecord", "EntryState", "ExecutionPlan", "Lease", "Ledger", "LedgerEntry", "LedgerError",
+           "NotAuthorized", "NotPending", "PolicyResult", "PolicyUnchecked", "TemplateError", "UnknownEntry",
+           "UnsafeValue", "VerifyReport", "approve_and_execute", "check", "current_policy", "plan", "propose",
+           "verify_ledger"]

@@ -6,11 +6,13 @@ script runs the configured program with the entry as JSON on stdin. What ran, an
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import subprocess
 
 from pydantic import BaseModel
 
+from diagagent.actions.identity import Actor
 from diagagent.actions.ledger import Ledger, LedgerEntry
 from diagagent.actions.policy import PolicyResult, check
 from diagagent.actions.templates import TEMPLATES_FILE, ActionTemplates, Argv, TemplateError, render_for
@@ -100,29 +102,46 @@ class PolicyUnchecked(Exception):
     """The guardrails could not be checked (the job is not found and was not given at submission); nothing ran."""
 
 
-def approve_and_execute(ledger: Ledger, entry_id: int, by: str, settings: Settings, reason: str = "") -> LedgerEntry:
+def lease_seconds(execution: ExecutionPlan, settings: Settings) -> float:
+    """How long an execution may hold its lease: every command's timeout, and the configured grace."""
+    return execution.timeout_s * max(1, len(execution.commands)) + settings.lease_grace_s
+
+
+def approve_and_execute(ledger: Ledger, entry_id: int, by: str | Actor, settings: Settings,
+                        reason: str = "") -> LedgerEntry:
     """Check the guardrails, approve (only a configured approver; one winner), render, run, and record the outcome.
 
     The guardrails run again against the job's current job.yaml when the jobs folder has it; a violation rejects
     the entry, so the approval is refused. Raises NotAuthorized / NotPending from the ledger (both audited) or
-    PolicyUnchecked; a command that cannot be rendered safely, or that fails, leaves the entry `failed`.
+    PolicyUnchecked; a command that cannot be rendered safely, or that fails, leaves the entry `failed`. The
+    lease is committed before anything runs: if this process dies mid-run the entry becomes `unknown`, never
+    approved again.
     """
+    actor = Actor.of(by)
     entry = ledger.get(entry_id)
     verdict = current_policy(entry, settings) if entry.state == "pending" else None
     if verdict is not None:
-        ledger.record_policy(entry_id, verdict, note=f"checked again as {by} asked to approve")
+        ledger.record_policy(entry_id, verdict, note=f"checked again as {actor} asked to approve")
     elif entry.state == "pending" and not entry.policy_checked:
-        ledger.record_policy(entry_id, None, note=f"{by} asked to approve; job {entry.job_id} is not under "
+        ledger.record_policy(entry_id, None, note=f"{actor} asked to approve; job {entry.job_id} is not under "
                                                   f"{settings.jobs_dir}")
         raise PolicyUnchecked(f"the guardrails cannot be checked: job {entry.job_id} is not under "
                               f"{settings.jobs_dir}, and the proposal was submitted without its job")
-    entry = ledger.approve(entry_id, by, reason)
+    entry = ledger.approve(entry_id, actor, reason)
     try:
         execution = plan(entry, settings)
-    except TemplateError as exc:
-        return ledger.record_execution(entry_id, [], f"refused to run: {exc}", False, executor=settings.executor)
-    output, ok = run_plan(execution)
-    return ledger.record_execution(entry_id, execution.commands, output, ok, executor=settings.executor)
+    except (TemplateError, ValueError, OSError) as exc:  # ValueError, OSError: a bad or missing tools/actions.yaml
+        return ledger.refuse_execution(entry_id, f"refused to run: {exc}", executor=settings.executor)
+    lease = ledger.start_execution(entry_id, execution.commands, executor=settings.executor,
+                                   lease_s=lease_seconds(execution, settings))
+    try:
+        output, ok = run_plan(execution)
+    except BaseException as exc:  # interrupted mid-run: what ran is not known, so the entry says so
+        with contextlib.suppress(Exception):
+            ledger.abandon(entry_id, lease, f"the executor stopped with {type(exc).__name__}: {exc}")
+        raise
+    return ledger.record_execution(entry_id, lease, output, ok)
 
 
-__all__ = ["ExecutionPlan", "PolicyUnchecked", "approve_and_execute", "current_policy", "load_templates", "plan", "run_plan"]
+__all__ = ["ExecutionPlan", "PolicyUnchecked", "approve_and_execute", "current_policy", "lease_seconds", "load_templates",
+           "plan", "run_plan"]

@@ -1,6 +1,8 @@
-"""`diagagent actions list|show|approve|reject`: the Ledger of proposed actions, and the operator's decision on them.
+"""`diagagent actions list|show|approve|reject|reconcile|verify`: the Ledger of proposed actions, the operator's
+decisions on them, and the check of its audit trail.
 
-Approving prints what will run and asks first (unless --yes); the approver is the OS user or --as, never telemetry.
+Approving prints what will run and asks first (unless --yes); the approver is the OS user (an admin may act as
+another with --as), never telemetry or the environment.
 """
 
 from __future__ import annotations
@@ -12,13 +14,27 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from diagagent.apps.common import console, fail, operator, print_json, settings
 
 if TYPE_CHECKING:
-    from diagagent.actions import ExecutionPlan, LedgerEntry, PolicyResult
+    from diagagent.actions import ExecutionPlan, Ledger, LedgerEntry, PolicyResult
+    from diagagent.config import Settings
 
-STATE_STYLE = {"pending": "yellow", "approved": "cyan", "rejected": "dim", "executed": "green", "failed": "red"}
+STATE_STYLE = {"pending": "yellow", "approved": "cyan", "running": "blue", "unknown": "bold magenta",
+               "rejected": "dim", "executed": "green", "failed": "red"}
+OUTCOMES = ("succeeded", "failed", "not-run")
+
+
+def _ledger(cfg: Settings) -> Ledger:
+    """The configured ledger; anything found tampered with when it was opened is said on stderr (and audited)."""
+    from diagagent.actions import Ledger
+
+    ledger = Ledger.from_settings(cfg)
+    for alert in ledger.alerts:
+        console(stderr=True).print(Text.assemble(("ledger: ", "bold red"), alert), soft_wrap=True)
+    return ledger
 
 
 def _target(entry: LedgerEntry) -> str:
@@ -58,9 +74,16 @@ def _describe(entry: LedgerEntry, policy: PolicyResult | None = None) -> None:
         verdict = "rejected" if entry.state == "rejected" else "approved"
         rows.append(("decided", escape(f"{verdict} by {entry.decided_by} at {_when(entry.decided_at)}"
                                        + (f": {entry.decision_reason}" if entry.decision_reason else ""))))
+    if entry.lease is not None:
+        rows.append(("executor", escape(entry.lease.describe())))
     for key, value in rows:
         table.add_row(key, value)
     out.print(table, soft_wrap=True)
+    if entry.state == "unknown":
+        out.print(f"[bold magenta]outcome unknown:[/] the run was interrupted, so nobody knows what ran. It does not "
+                  f"run again: find out (is the node drained? the job requeued?), then record it with "
+                  f"[bold]diagagent actions reconcile {entry.id} --outcome succeeded|failed|not-run --note TEXT[/]",
+                  soft_wrap=True)
     warnings = policy.warnings if policy is not None else entry.policy_warnings
     for warning in dict.fromkeys(entry.proposal.warnings + warnings):
         out.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
@@ -98,15 +121,13 @@ def register(app: typer.Typer) -> None:
     @actions.command("list")
     def list_entries(
         job: str | None = typer.Option(None, "--job", help="Only this job's actions."),
-        state: str | None = typer.Option(None, "--state", help="pending | approved | rejected | executed | failed"),
+        state: str | None = typer.Option(None, "--state", help=" | ".join(STATE_STYLE)),
         json_out: bool = typer.Option(False, "--json", help="Print the entries as JSON."),
     ) -> None:
         """List proposed actions, oldest first."""
-        from diagagent.actions import Ledger
-
         if state is not None and state not in STATE_STYLE:
             fail(f"unknown state {state!r}; one of: {', '.join(STATE_STYLE)}")
-        entries = Ledger.from_settings(settings()).list(job_id=job, state=state)  # type: ignore[arg-type]
+        entries = _ledger(settings()).list(job_id=job, state=state)  # type: ignore[arg-type]
         if json_out:
             print_json([e.model_dump(mode="json") for e in entries])
             return
@@ -127,9 +148,9 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the entry and its audit trail as JSON."),
     ) -> None:
         """Show one action: what it does, why, its policy notes, what ran, and its audit trail."""
-        from diagagent.actions import Ledger, UnknownEntry
+        from diagagent.actions import UnknownEntry
 
-        ledger = Ledger.from_settings(settings())
+        ledger = _ledger(settings())
         try:
             entry = ledger.get(entry_id)
         except UnknownEntry as exc:
@@ -154,13 +175,13 @@ def register(app: typer.Typer) -> None:
     @actions.command("approve")
     def approve_entry(
         entry_id: int = typer.Argument(..., metavar="ID"),
-        as_user: str | None = typer.Option(None, "--as", help="Approve as this user (default: the OS user)."),
+        as_user: str | None = typer.Option(None, "--as", help="Approve as this user (only for DIAGAGENT_ADMINS; "
+                                                             "default: the OS user)."),
         reason: str = typer.Option("", "--reason", help="Why; kept in the audit trail."),
         yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
     ) -> None:
         """Approve an action and run it with the configured executor (dry-run by default)."""
         from diagagent.actions import (
-            Ledger,
             LedgerError,
             NotAuthorized,
             PolicyUnchecked,
@@ -172,14 +193,14 @@ def register(app: typer.Typer) -> None:
         )
 
         cfg = settings()
-        ledger = Ledger.from_settings(cfg)
+        ledger = _ledger(cfg)
         by = operator(as_user)
         try:
             entry = ledger.get(entry_id)
             policy = current_policy(entry, cfg) if entry.state == "pending" else None
             checked_ok = policy.ok if policy is not None else entry.policy_checked and not entry.violations
             # anything else is refused by approve_and_execute below, with the refusal audited
-            if entry.state == "pending" and ledger.is_approver(by) and checked_ok:
+            if entry.state == "pending" and ledger.refusal(by, entry.proposed_by, entry.id) is None and checked_ok:
                 _describe(entry, policy)
                 try:
                     _print_plan(plan(entry, cfg))
@@ -196,6 +217,8 @@ def register(app: typer.Typer) -> None:
             fail(f"approval refused: {exc}", code=1)
         out = console()
         out.print(f"action #{done.id}: {_state(done)}")
+        if done.state == "unknown":
+            _describe(done)
         if done.output:
             out.print(done.output, markup=False, highlight=False, soft_wrap=True)
         if done.state != "executed":
@@ -205,12 +228,13 @@ def register(app: typer.Typer) -> None:
     def reject_entry(
         entry_id: int = typer.Argument(..., metavar="ID"),
         reason: str = typer.Option(..., "--reason", help="Why; kept in the audit trail."),
-        as_user: str | None = typer.Option(None, "--as", help="Reject as this user (default: the OS user)."),
+        as_user: str | None = typer.Option(None, "--as", help="Reject as this user (only for DIAGAGENT_ADMINS; "
+                                                             "default: the OS user)."),
     ) -> None:
         """Reject a pending action; nothing runs."""
-        from diagagent.actions import Ledger, LedgerError, UnknownEntry
+        from diagagent.actions import LedgerError, UnknownEntry
 
-        ledger = Ledger.from_settings(settings())
+        ledger = _ledger(settings())
         try:
             done = ledger.reject(entry_id, operator(as_user), reason)
         except UnknownEntry as exc:
@@ -218,6 +242,63 @@ def register(app: typer.Typer) -> None:
         except LedgerError as exc:
             fail(f"rejection refused: {exc}", code=1)
         console().print(f"action #{done.id}: {_state(done)}")
+
+    @actions.command("reconcile")
+    def reconcile_entry(
+        entry_id: int = typer.Argument(..., metavar="ID"),
+        outcome: str = typer.Option(..., "--outcome", help="What you found: succeeded | failed | not-run."),
+        note: str = typer.Option(..., "--note", help="How you know (kept in the audit trail)."),
+        as_user: str | None = typer.Option(None, "--as", help="Reconcile as this user (only for DIAGAGENT_ADMINS; "
+                                                             "default: the OS user)."),
+    ) -> None:
+        """Record what happened to an action whose run was interrupted (state unknown); nothing runs.
+
+        succeeded -> executed, failed -> failed, not-run -> pending again (it needs a new approval to run).
+        """
+        from diagagent.actions import LedgerError, UnknownEntry
+
+        if outcome not in OUTCOMES:
+            fail(f"unknown outcome {outcome!r}; one of: {', '.join(OUTCOMES)}")
+        if not note.strip():
+            fail("--note: say what you found, and how (it is kept in the audit trail)")
+        ledger = _ledger(settings())
+        try:
+            done = ledger.reconcile(entry_id, operator(as_user), outcome, note)  # type: ignore[arg-type]
+        except UnknownEntry as exc:
+            fail(str(exc))
+        except LedgerError as exc:
+            fail(f"reconciliation refused: {exc}", code=1)
+        console().print(f"action #{done.id}: {_state(done)}" + (" (approve it again to run it)"
+                                                                if done.state == "pending" else ""))
+
+    @actions.command("verify")
+    def verify_trail(
+        json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    ) -> None:
+        """Check the audit trail's hash chain, the entries against it, and the triggers; exit 1 on any finding.
+
+        Triggers found missing or altered are recreated (and that is recorded); nothing else is changed.
+        """
+        from diagagent.actions import LedgerError, verify_ledger
+
+        cfg = settings()
+        try:
+            report = verify_ledger(cfg.state_dir / "ledger.sqlite")
+        except LedgerError as exc:
+            fail(str(exc))
+        if json_out:
+            print_json({**report.model_dump(mode="json"), "ok": report.ok})
+        else:
+            out = console()
+            for finding in report.findings:
+                out.print(Text.assemble(("problem: ", "bold red"), finding), soft_wrap=True)
+            if report.recreated:
+                out.print(f"recreated trigger(s): {', '.join(report.recreated)}")
+            verdict = "intact" if report.ok else f"NOT intact ({len(report.findings)} problem(s))"
+            out.print(Text(f"audit trail {verdict}: {report.rows} row(s), head #{report.head_seq} "
+                           f"{report.head_hash[:16]}, {report.path}"), soft_wrap=True)
+        if not report.ok:
+            raise typer.Exit(1)
 
 
 __all__ = ["register"]

@@ -1,20 +1,21 @@
 """`diagagent chat PATH|JOB_ID [--as USER] [--llm]`: the TUI on one incident (diagnosis, chat, evidence, actions).
 
-Who approves is the OS user or --as, never telemetry; the Ledger decides whether that user may.
+Who approves is the OS user (an admin may act as another with --as), never telemetry; the Ledger decides.
 """
 
 from __future__ import annotations
 
 import typer
 
-from diagagent.apps.common import console, open_bundle, operator, settings
+from diagagent.apps.common import console, fail, open_bundle, operator, os_user, settings
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def chat(
         target: str = typer.Argument(..., help="A bundle directory or .tar.gz, or a job id / name in the jobs dir."),
-        as_user: str | None = typer.Option(None, "--as", help="Act as this user (default: the OS user)."),
+        as_user: str | None = typer.Option(None, "--as", help="Act as this user (only for DIAGAGENT_ADMINS; "
+                                                             "default: the OS user)."),
         llm: bool = typer.Option(False, "--llm", help="Use the configured LLM (DIAGAGENT_LLM_BASE_URL)."),
     ) -> None:
         """Open the TUI on an incident: ask why it failed, read the evidence, approve or reject actions."""
@@ -23,9 +24,14 @@ def register(app: typer.Typer) -> None:
         cfg = settings()
         if llm and not cfg.llm_base_url:
             console(stderr=True).print("[yellow]--llm: no DIAGAGENT_LLM_BASE_URL configured; the playbook answers[/]")
+        from diagagent.actions.identity import name_key
+
         user = operator(as_user)
+        if user.via and name_key(user.via) not in {name_key(a) for a in cfg.admins}:
+            fail(f"--as {as_user}: {user.via} may not act as someone else; only an operator named in "
+                 "DIAGAGENT_ADMINS may")
         with open_bundle(target, cfg) as bundle:
-            DiagApp(bundle, cfg, user=user, use_llm=llm and bool(cfg.llm_base_url)).run()
+            DiagApp(bundle, cfg, user=user, proposer=os_user(), use_llm=llm and bool(cfg.llm_base_url)).run()
 
 
 __all__ = ["register"]

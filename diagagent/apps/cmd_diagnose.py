@@ -1,6 +1,6 @@
 """`diagagent diagnose PATH|JOB_ID`: the whole diagnosis as a rich report (or JSON), with live progress.
 
-Proposals go to the Ledger as pending; `diagagent actions approve ID` is the only way they run.
+Proposals go to the Ledger as pending, proposed by the OS user; only another's `diagagent actions approve ID` runs them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from diagagent.apps.common import console, fail, open_bundle, print_json, settings
+from diagagent.apps.common import console, fail, open_bundle, os_user, print_json, settings
 from diagagent.diagnosis import Diagnosis
 
 ANALYZER_LABELS = {"logs": "log templates and events (L4)", "health": "health probes", "stacks": "stack clusters",
@@ -127,7 +127,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _submit(d: Diagnosis, cfg, job) -> dict[int, int]:
+    """Record the proposals as pending, proposed by whoever ran the diagnosis: they cannot also approve them."""
     from diagagent.actions import Ledger
 
     ledger = Ledger.from_settings(cfg)
-    return {i: ledger.submit(d.job_id, p, "diagagent", job=job).id for i, p in enumerate(d.proposals)}
+    proposer = os_user()
+    return {i: ledger.submit(d.job_id, p, proposer, job=job).id for i, p in enumerate(d.proposals)}

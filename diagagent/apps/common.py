@@ -5,10 +5,11 @@ Kept tiny so that `diagagent --help` imports nothing heavy.
 
 from __future__ import annotations
 
-import getpass
 import json
+import os
+import pwd
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from pydantic import BaseModel
@@ -17,6 +18,9 @@ from rich.text import Text
 
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle, BundleError, UnknownJob, open_target
+
+if TYPE_CHECKING:
+    from diagagent.actions import Actor
 
 
 def console(stderr: bool = False) -> Console:
@@ -29,14 +33,22 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def operator(as_user: str | None) -> str:
-    """Who is acting: `--as USER`, else the OS user. Approvals are checked against the configured approvers."""
-    if as_user:
-        return as_user.strip()
+def os_user() -> str:
+    """The user this process runs as, from the password database: never LOGNAME or USER, which anyone can set."""
+    uid = os.geteuid()
     try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        fail("cannot tell who you are: pass --as USER")
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:  # a uid with no passwd entry (some containers)
+        return f"uid:{uid}"
+
+
+def operator(as_user: str | None) -> Actor:
+    """Who is acting: the OS user, or with `--as USER` the OS user acting as USER (the Ledger lets only an operator
+    in DIAGAGENT_ADMINS do that, and audits it as "X acting as USER")."""
+    from diagagent.actions import Actor
+
+    me = os_user()
+    return Actor(as_user, via=me) if as_user and as_user.strip() else Actor(me)
 
 
 def settings() -> Settings:

@@ -83,7 +83,7 @@ class SlackBot:
         if thread is not None and not _switches_job(lookup, thread):
             self.incidents.answer(client, thread, plain_text(text))
         elif lookup.job is not None:
-            self.incidents.diagnose(client, key, lookup.job)
+            self.incidents.diagnose(client, key, lookup.job, str(event.get("user") or ""))
         else:
             forgotten = ("I no longer have this thread's conversation (I may have restarted). "
                          if event.get("thread_ts") and thread is None else "")
@@ -114,7 +114,7 @@ class SlackBot:
             respond(text=f"I cannot post in this channel ({exc.response.get('error')}): invite me with "
                          "`/invite @diagagent`, or DM me.")
             return
-        self.incidents.diagnose(client, (channel, str(root["ts"])), lookup.job)
+        self.incidents.diagnose(client, (channel, str(root["ts"])), lookup.job, str(command.get("user_id") or ""))
 
     # --- buttons ---------------------------------------------------------------------------------------------
 

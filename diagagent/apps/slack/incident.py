@@ -26,7 +26,6 @@ from diagagent.diagnosis import Diagnosis
 from diagagent.telemetry import Bundle
 from diagagent.telemetry.store import JobRef
 
-PROPOSED_BY = "diagagent"  # as `diagagent diagnose` submits them: no Slack user proposes, so any approver may decide
 MAX_CONCURRENT_DIAGNOSES = 2  # analyzers are CPU-heavy; more threads wait their turn
 
 log = logging.getLogger(__name__)
@@ -90,8 +89,11 @@ class IncidentThreads:
 
     # --- a new incident ------------------------------------------------------------------------------------
 
-    def diagnose(self, client: WebClient, key: ThreadKey, ref: JobRef) -> ThreadSession | None:
-        """Open the job, diagnose it with progress in the thread, then post diagnosis, picture and proposals."""
+    def diagnose(self, client: WebClient, key: ThreadKey, ref: JobRef, asked_by: str) -> ThreadSession | None:
+        """Open the job, diagnose it with progress in the thread, then post diagnosis, picture and proposals.
+
+        `asked_by` (the asking Slack user's id) is recorded as proposing the actions, so they cannot approve them.
+        """
         channel, thread_ts = key
         title = f":mag: Looking at {blocks.job_label(ref)}…"
         progress = ProgressMessage(client, channel, _send(client, channel, thread_ts, title), title)
@@ -117,7 +119,7 @@ class IncidentThreads:
         self._replace(client, progress, blocks.diagnosis_text(diagnosis),
                       blocks.diagnosis_blocks(diagnosis, ref, seconds))
         self._upload_timeline(client, key, thread.session)
-        self._post_proposals(client, key, diagnosis, bundle)
+        self._post_proposals(client, key, diagnosis, bundle, asked_by)
         return thread
 
     def _run_diagnosis(self, session: Session, progress: ProgressMessage) -> tuple[Diagnosis, float]:
@@ -155,9 +157,10 @@ class IncidentThreads:
                 log.warning("timeline upload failed: %s", error)
                 _send(client, key[0], key[1], f"(I could not upload the timeline picture: {blocks.escape(str(error))})")
 
-    def _post_proposals(self, client: WebClient, key: ThreadKey, diagnosis: Diagnosis, bundle: Bundle) -> None:
+    def _post_proposals(self, client: WebClient, key: ThreadKey, diagnosis: Diagnosis, bundle: Bundle,
+                        asked_by: str) -> None:
         for proposal in diagnosis.proposals:
-            entry = self.ledger.submit(diagnosis.job_id, proposal, PROPOSED_BY, job=bundle.job)
+            entry = self.ledger.submit(diagnosis.job_id, proposal, asked_by, job=bundle.job)
             _send(client, key[0], key[1], blocks.proposal_text(entry), self.proposal_view(entry))
 
     def proposal_view(self, entry: LedgerEntry) -> list[blocks.Block]:
@@ -200,4 +203,4 @@ class IncidentThreads:
             progress.show(text)
 
 
-__all__ = ["PROPOSED_BY", "IncidentThreads", "ProgressMessage"]
+__all__ = ["IncidentThreads", "ProgressMessage"]

@@ -20,8 +20,8 @@ from diagagent.apps.tui.table_pane import TablePane
 from diagagent.diagnosis import ActionProposal
 
 DecisionKind = Literal["approve", "reject"]
-STATE_STYLE = {"pending": "bold yellow", "approved": "cyan", "rejected": "dim", "executed": "bold green",
-               "failed": "bold red"}
+STATE_STYLE = {"pending": "bold yellow", "approved": "cyan", "running": "bold blue", "unknown": "bold magenta",
+               "rejected": "dim", "executed": "bold green", "failed": "bold red"}
 
 
 def target(p: ActionProposal) -> str:
@@ -49,6 +49,11 @@ def entry_detail(e: LedgerEntry) -> Text:
     if e.decided_by:
         verdict = "rejected" if e.state == "rejected" else "approved"
         text.append(f"\n{verdict} by {e.decided_by}" + (f": {e.decision_reason}" if e.decision_reason else ""))
+    if e.lease is not None:
+        text.append(f"\nexecutor: {e.lease.describe()}", "dim")
+    if e.state == "unknown":
+        text.append(f"\noutcome unknown: the run was interrupted, so nobody knows what ran; it does not run again "
+                    f"until someone finds out and records it (diagagent actions reconcile {e.id})", "bold magenta")
     if e.output:
         text.append(f"\nran ({e.executor or '?'}):\n", "bold")
         text.append(e.output)
@@ -122,6 +127,9 @@ class ActionsPane(TablePane):
         entry = self.selected()
         if entry is None:
             self.set_status(Text("No action selected.", "yellow"))
+        elif entry.state == "unknown":
+            self.set_status(Text(f"Action #{entry.id}'s outcome is unknown: find out what ran, then record it with "
+                                 f"`diagagent actions reconcile {entry.id}`.", "bold magenta"))
         elif entry.state != "pending":
             self.set_status(Text(f"Action #{entry.id} is already {entry.state}.", "yellow"))
         else:

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import Footer, Input, TabbedContent, TabPane
 
 from diagagent.actions import (
+    Actor,
     ExecutionPlan,
     Ledger,
     LedgerEntry,
@@ -44,7 +45,6 @@ from diagagent.apps.tui.timeline import TimelinePane
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle
 
-PROPOSER = "diagagent"  # who the Ledger records as proposing the diagnosis's actions (as `diagagent diagnose` does)
 PARTS = ("logs", "flows", "stacks", "probes")
 # how the app gets its Incident (blocking; run in a thread): `gather` by default, fixed data in snapshot tests
 IncidentSource = Callable[[Session, Ledger, str], Incident]
@@ -78,13 +78,18 @@ class DiagApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
 
-    def __init__(self, bundle: Bundle, settings: Settings, *, user: str, use_llm: bool | None = None,
-                 ledger: Ledger | None = None, incident_source: IncidentSource = gather) -> None:
+    def __init__(self, bundle: Bundle, settings: Settings, *, user: str | Actor, proposer: str | None = None,
+                 use_llm: bool | None = None, ledger: Ledger | None = None,
+                 incident_source: IncidentSource = gather) -> None:
+        """`user` decides (an Actor when an admin acts as someone); `proposer`, who asked for this diagnosis, is
+        recorded as proposing its actions (default: the human behind `user`), so they cannot approve them."""
         super().__init__()
         self.incident_source = incident_source
         self.bundle = bundle
         self.settings = settings
-        self.user = user
+        self.actor = Actor.of(user)
+        self.user = str(self.actor)
+        self.proposer = proposer or self.actor.via or self.actor.name
         self.ledger = ledger or Ledger.from_settings(settings)
         self.session = Session(bundle, settings, on_event=self._from_session, use_llm=use_llm)
         self.incident: Incident | None = None
@@ -144,7 +149,8 @@ class DiagApp(App[None]):
     @work(group="diagnosis", exclusive=True)
     async def diagnose(self, view: AnswerView) -> None:
         try:
-            incident = await asyncio.to_thread(self.incident_source, self.session, self.ledger, PROPOSER)
+            incident = await asyncio.to_thread(self.incident_source, self.session, self.ledger,
+                                              self.proposer)
         except Exception as exc:  # noqa: BLE001 - shown to the operator, never fatal to the app
             message = f"{type(exc).__name__}: {exc}"
             self.query_one(DiagnosisPanel).failed(message)
@@ -237,8 +243,8 @@ class DiagApp(App[None]):
                 execution = await asyncio.to_thread(plan, entry, self.settings)
             except (TemplateError, ValueError, OSError) as exc:  # a bad or missing tools/actions.yaml too
                 plan_error = f"it cannot run under the {self.settings.executor} executor: {exc}"
-        screen = ConfirmDecision(entry, kind, execution=execution, plan_error=plan_error, user=self.user,
-                                 approvers=self.ledger.approvers)
+        screen = ConfirmDecision(entry, kind, execution=execution, plan_error=plan_error, user=self.actor,
+                                 approvers=self.ledger.approvers, admins=self.ledger.admins)
         decision = await self.push_screen_wait(screen)
         if decision is None:
             pane.set_status(Text("Cancelled: nothing was decided.", "dim"))
@@ -259,10 +265,10 @@ class DiagApp(App[None]):
         verb = "approval" if decision.kind == "approve" else "rejection"
         try:
             if decision.kind == "approve":
-                done = await asyncio.to_thread(approve_and_execute, self.ledger, decision.entry_id, self.user,
+                done = await asyncio.to_thread(approve_and_execute, self.ledger, decision.entry_id, self.actor,
                                                self.settings, decision.reason)
             else:
-                done = await asyncio.to_thread(self.ledger.reject, decision.entry_id, self.user, decision.reason)
+                done = await asyncio.to_thread(self.ledger.reject, decision.entry_id, self.actor, decision.reason)
         except NotAuthorized as exc:
             self.notify(f"{verb.capitalize()} refused: {exc}", severity="error", markup=False)
             return Text(f"{verb.capitalize()} refused: {exc} (the attempt is in the audit trail)", "bold red")
@@ -271,6 +277,9 @@ class DiagApp(App[None]):
             return Text(f"{verb.capitalize()} refused: {exc}", "bold red")
         if done.state == "failed":
             return Text(f"Action #{done.id} approved by {self.user} but failed: see what ran above.", "bold red")
+        if done.state == "unknown":
+            return Text(f"Action #{done.id} approved by {self.user}, but its run was interrupted: the outcome is "
+                        f"unknown (diagagent actions reconcile {done.id}).", "bold magenta")
         dry = done.state == "executed" and done.executor == "dry-run"
         return Text(f"Action #{done.id} {done.state} by {self.user}"
                     + (" (dry run: the commands were recorded, nothing ran)." if dry else "."), "bold green")

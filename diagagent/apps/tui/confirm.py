@@ -17,7 +17,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from diagagent.actions import ExecutionPlan, LedgerEntry
+from diagagent.actions import Actor, ExecutionPlan, LedgerEntry
+from diagagent.actions.identity import name_key
 from diagagent.apps.tui.actions import DecisionKind, target
 
 
@@ -47,8 +48,12 @@ def plan_text(execution: ExecutionPlan | None, plan_error: str) -> Text:
 
 
 def confirm_text(entry: LedgerEntry, kind: DecisionKind, execution: ExecutionPlan | None, plan_error: str,
-                 user: str, approvers: frozenset[str]) -> Text:
-    """Everything the operator needs to decide, as plain Text (reasons and hosts come from telemetry)."""
+                 user: str | Actor, approvers: frozenset[str], admins: frozenset[str] = frozenset()) -> Text:
+    """Everything the operator needs to decide, as plain Text (reasons and hosts come from telemetry).
+
+    Whether the ledger will accept the decision is said up front, with the ledger's rules (names casefolded).
+    """
+    actor = Actor.of(user)
     p = entry.proposal
     text = Text.assemble((f"{kind.capitalize()} action #{entry.id} for job {entry.job_id}: ", "bold"),
                          (f"{p.kind} {target(p)}", "bold"))
@@ -62,14 +67,17 @@ def confirm_text(entry: LedgerEntry, kind: DecisionKind, execution: ExecutionPla
     for violation in entry.violations:
         text.append(f"\nblocked: {violation}", "bold red")
     text.append("\n\n")
-    if user not in approvers:
+    if actor.via and name_key(actor.via) not in {name_key(a) for a in admins}:
+        text.append(f"You are {actor.via}, not an admin (DIAGAGENT_ADMINS), so you may not act as {actor.name}: the "
+                    "ledger will refuse, and the attempt is recorded in the audit trail.", "bold red")
+    elif name_key(actor.name) not in {name_key(a) for a in approvers}:
         shown = ", ".join(sorted(approvers)) or "none configured (DIAGAGENT_APPROVERS)"
-        text.append(f"You are {user}, not an approver (approvers: {shown}): the ledger will refuse, and the "
+        text.append(f"You are {actor}, not an approver (approvers: {shown}): the ledger will refuse, and the "
                     "attempt is recorded in the audit trail.", "bold red")
-    elif user == entry.proposed_by:
-        text.append(f"You are {user} and proposed this action: the ledger will refuse your decision.", "bold red")
+    elif name_key(entry.proposed_by) in actor.people():
+        text.append(f"You are {actor} and proposed this action: the ledger will refuse your decision.", "bold red")
     else:
-        text.append(f"You are {user}, an approver.", "green")
+        text.append(f"You are {actor}, an approver.", "green")
     text.append(f"\nProposed by {entry.proposed_by}; whoever proposed an action cannot decide on it.", "dim")
     return text
 
@@ -80,11 +88,12 @@ class ConfirmDecision(ModalScreen[Decision | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, entry: LedgerEntry, kind: DecisionKind, *, execution: ExecutionPlan | None,
-                 plan_error: str, user: str, approvers: frozenset[str]) -> None:
+                 plan_error: str, user: str | Actor, approvers: frozenset[str],
+                 admins: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.entry = entry
         self.kind = kind
-        self.body = confirm_text(entry, kind, execution, plan_error, user, approvers)
+        self.body = confirm_text(entry, kind, execution, plan_error, user, approvers, admins)
         self.blocked = kind == "approve" and bool(plan_error)
 
     def compose(self) -> ComposeResult:
