@@ -94,6 +94,12 @@ def _one_line(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"
 
 
+def _where(exc: BaseException | None) -> str:
+    """` at file.py:line` of the innermost frame, for a one-line log."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc is not None else []
+    return f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
+
+
 def content_length(values: list[str] | None, cap: int) -> int:
     """The declared body size, or Refused: missing, repeated, not a plain number, or over `cap`."""
     if not values or not values[0].strip():
@@ -187,10 +193,8 @@ class SlackHTTPServer(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """One line, not socketserver's traceback on stderr: a request must never print one."""
         exc = sys.exc_info()[1]
-        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc and exc.__traceback__ else None
-        where = f" at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}" if frame else ""
         level = logging.INFO if isinstance(exc, (ConnectionError, TimeoutError)) else logging.ERROR
-        log.log(level, "slack http: %s: %s%s", type(exc).__name__, _one_line(str(exc)), where)
+        log.log(level, "slack http: %s: %s%s", type(exc).__name__, _one_line(str(exc)), _where(exc))
 
 
 def make_http_server(app: App, settings: Settings, port: int = 3000, path: str = "/slack/events",
@@ -275,8 +279,11 @@ def make_http_server(app: App, settings: Settings, port: int = 3000, path: str =
             try:
                 request = BoltRequest(body=text, query=parse_qs(url.query), headers=headers)
             except Exception as exc:  # noqa: BLE001 - bolt reading a signed payload of a shape Slack never sends
-                raise Refused(400, f"the payload's shape cannot be read ({type(exc).__name__})") from None
-            response = app.dispatch(request)
+                raise Refused(400, f"the payload's shape cannot be read ({type(exc).__name__}{_where(exc)})") from None
+            try:
+                response = app.dispatch(request)
+            except Exception as exc:  # noqa: BLE001 - bolt's own handling fails on some signed shapes Slack never sends
+                raise Refused(400, f"the payload's shape cannot be read ({type(exc).__name__}{_where(exc)})") from None
             return response.status, response.body, response.headers
 
     return SlackHTTPServer((host or settings.slack_http_host, port), SlackRequests, settings.slack_max_connections)
