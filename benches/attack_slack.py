@@ -87,7 +87,7 @@ def exchange(port: int, request: bytes, stream_mb: int = 0, wait_s: float = 60.0
                 data += part
         except (TimeoutError, ConnectionResetError):
             pass
-    note = f"server took {sent} of {stream_mb} MB" if stream_mb else ""
+    note = f"client pushed {sent} of {stream_mb} MB before the server closed" if stream_mb else ""
     return status_of(data), note
 
 

@@ -30,6 +30,7 @@ SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
 CONTENT_LENGTH = re.compile(r"[0-9]+")
 MEDIA_TYPES = ("application/json", "application/x-www-form-urlencoded")
 MAX_FORM_FIELDS = 100  # Slack's slash command sends about a dozen
+LINGER_BYTES, LINGER_S = 64 << 10, 0.5  # after a refusal, what is read and dropped so the client sees the answer
 BUSY = b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 5\r\nConnection: close\r\n\r\nbusy\n"
 
 log = logging.getLogger(__name__)
@@ -241,6 +242,20 @@ def make_http_server(app: App, settings: Settings, port: int = 3000, path: str =
             log.warning("slack http: %s %s -> %d (%s bytes): %s", self.command, _one_line(urlsplit(self.path).path, 60),
                         refused.status, size, refused.reason)
             self._reply(refused.status, refused.reason + "\n")
+            self._linger()
+
+        def _linger(self) -> None:
+            """Close gently: a body left unread would make the close a reset, which can lose the answer in transit.
+            At most LINGER_BYTES within LINGER_S are read and dropped; the rest of a huge body never is."""
+            try:
+                self.connection.shutdown(socket.SHUT_WR)
+                self.connection.settimeout(LINGER_S)
+                deadline, left = time.monotonic() + LINGER_S, LINGER_BYTES
+                while left > 0 and time.monotonic() < deadline and (chunk := self.connection.recv(min(left, 8192))):
+                    left -= len(chunk)
+                    self.server.stats.add("bytes_read", len(chunk))
+            except OSError:
+                pass
 
         def do_GET(self) -> None:
             self._reply(200 if urlsplit(self.path).path == "/healthz" else 404, "ok\n")
