@@ -72,6 +72,11 @@ class Settings(BaseSettings):
     slack_signing_secret: SecretStr | None = Field(
         None, validation_alias=AliasChoices("DIAGAGENT_SLACK_SIGNING_SECRET",
                                             "SLACK_SIGNING_SECRET"))
+    # HTTP mode (`diagagent slack --http`): where it listens and what it accepts before anything is parsed.
+    slack_http_host: str = Field("127.0.0.1", description="Address to listen on; 0.0.0.0 for every interface.")
+    slack_max_body_bytes: int = Field(1 << 20, gt=0, description="A larger request is refused unread (413).")
+    slack_read_timeout_s: float = Field(10.0, gt=0, description="A request must arrive whole within this.")
+    slack_max_connections: int = Field(32, ge=1, description="Open connections at once; more get 503.")
 
     @classmethod
     def settings_customise_sources(

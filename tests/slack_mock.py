@@ -5,16 +5,21 @@ It also takes the file upload POST (files_upload_v2's step 2) and response_url P
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 import json
+import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from slack_bolt import App
 from slack_bolt.request import BoltRequest
 from slack_sdk.signature import SignatureVerifier
 
@@ -180,6 +185,60 @@ def signed_request(secret: str, body: str, content_type: str, *, tamper: bool = 
 def signed_headers(secret: str, body: str, content_type: str) -> dict[str, str]:
     request = signed_request(secret, body, content_type)
     return {k: v[0] for k, v in request.headers.items()}
+
+
+def sign(secret: str, body: bytes, timestamp: str | None = None) -> dict[str, str]:
+    """Slack's two signature headers for raw bytes (any bytes: the signature is over what is sent)."""
+    timestamp = str(int(time.time())) if timestamp is None else timestamp
+    digest = hmac.new(secret.encode(), b"v0:" + timestamp.encode() + b":" + body, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": f"v0={digest}"}
+
+
+@dataclass
+class RawReply:
+    """What came back on a raw connection: the status (None: no HTTP answer) and the body."""
+
+    status: int | None
+    body: bytes
+    closed: bool  # the server closed the connection (rather than the client giving up waiting)
+
+
+def raw_http(port: int, head: bytes, body: bytes = b"", *, wait_s: float = 10.0) -> RawReply:
+    """Send bytes as they are (a request head, perhaps no body yet) and read until the server closes."""
+    data, closed = b"", False
+    with socket.create_connection(("127.0.0.1", port), timeout=wait_s) as sock:
+        sock.sendall(head + body)
+        try:
+            while chunk := sock.recv(65536):
+                data += chunk
+            closed = True
+        except TimeoutError:
+            pass
+        except ConnectionResetError:
+            closed = True
+    status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.") else None
+    return RawReply(status, data.partition(b"\r\n\r\n")[2], closed)
+
+
+def post_head(path: str, headers: dict[str, str]) -> bytes:
+    """A POST request head, headers exactly as given (no Content-Length unless given)."""
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", *(f"{k}: {v}" for k, v in headers.items())]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+@contextmanager
+def serving(app: App, settings: object, **server_args: object) -> Iterator[object]:
+    """The app's HTTP server (make_http_server) on an ephemeral loopback port, in a thread, shut down after."""
+    from diagagent.apps.slack import make_http_server
+
+    server = make_http_server(app, settings, 0, **server_args)  # type: ignore[arg-type]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 _event_ids = itertools.count(1)

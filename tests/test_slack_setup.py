@@ -38,7 +38,7 @@ def server_url(tmp_path: Path) -> Iterator[tuple[str, MockSlack]]:
                         llm_base_url=None)
     with MockSlack() as slack:
         app = build_app(settings, WebClient(token="xoxb-test", base_url=slack.api_url))
-        server = make_http_server(app, 0, host="127.0.0.1")
+        server = make_http_server(app, settings, 0)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         try:

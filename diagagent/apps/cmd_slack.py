@@ -39,7 +39,8 @@ def register(app: typer.Typer) -> None:
         socket: bool = typer.Option(False, "--socket", help="Socket Mode: connect out to Slack with the app token."),
         http: bool = typer.Option(False, "--http", help="HTTP mode: serve Slack's requests (signing secret)."),
         port: int = typer.Option(3000, "--port", help="HTTP mode: the port to listen on."),
-        host: str = typer.Option("0.0.0.0", "--host", help="HTTP mode: the address to listen on."),
+        host: str | None = typer.Option(None, "--host", help="HTTP mode: the address to listen on (default "
+                                        "127.0.0.1, or DIAGAGENT_SLACK_HTTP_HOST; 0.0.0.0 for every interface)."),
         path: str = typer.Option("/slack/events", "--path", help="HTTP mode: the request URL path."),
     ) -> None:
         """Run the Slack bot: @mention it, DM it, or /diagagent 42; it answers in a thread with approval buttons."""
@@ -69,8 +70,12 @@ def register(app: typer.Typer) -> None:
             return
         from diagagent.apps.slack.server import make_http_server
 
-        server = make_http_server(bolt_app, port, path, host)
-        console(stderr=True).print(f"serving Slack requests on http://{host}:{server.server_address[1]}{path}")
+        try:
+            server = make_http_server(bolt_app, cfg, port, path, host)
+        except OSError as exc:
+            fail(f"cannot listen on {host or cfg.slack_http_host}:{port}: {exc}")
+        bound, bound_port = server.server_address[:2]
+        console(stderr=True).print(f"serving Slack requests on http://{bound}:{bound_port}{path}")
         try:
             server.serve_forever()
         except KeyboardInterrupt:

@@ -1,13 +1,12 @@
 """Approve / Reject clicks: the clicking Slack user (from the signed request) decides through the ledger or is refused.
 
-A refusal is an ephemeral message to that user only; the ledger audits every decision and every refusal.
+A refusal is an ephemeral message to that user only, saying the click is in the audit trail only when a row was written.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any
+import re
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -22,33 +21,13 @@ from diagagent.actions import (
 )
 from diagagent.apps.slack import blocks
 from diagagent.apps.slack.incident import IncidentThreads
+from diagagent.apps.slack.payloads import Click
 from diagagent.config import Settings
 
 REJECT_REASON = "rejected from Slack"
+ENTRY_ID = re.compile(r"[0-9]{1,12}")  # a ledger id as our buttons carry it; ASCII digits only
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Click:
-    """Who clicked which button on which message (user from Slack's signed payload, never from message text)."""
-
-    user: str
-    entry_value: str
-    channel: str
-    message_ts: str
-    thread_ts: str
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> Click:
-        container = body.get("container") or {}
-        message = body.get("message") or {}
-        message_ts = str(message.get("ts") or container.get("message_ts") or "")
-        return cls(user=str((body.get("user") or {}).get("id") or ""),
-                   entry_value=str((body.get("actions") or [{}])[0].get("value") or ""),
-                   channel=str((body.get("channel") or {}).get("id") or container.get("channel_id") or ""),
-                   message_ts=message_ts,
-                   thread_ts=str(message.get("thread_ts") or container.get("thread_ts") or message_ts))
 
 
 class ApprovalButtons:
@@ -63,13 +42,14 @@ class ApprovalButtons:
         entry_id = self._entry_id(click, client)
         if entry_id is None:
             return
+        trail = len(self.ledger.audit(entry_id))
         try:
             entry = approve_and_execute(self.ledger, entry_id, click.user, self.settings, reason="approved in Slack")
         except NotAuthorized as exc:
-            self._refuse(click, client, f"You cannot approve action #{entry_id}: {exc}.")
+            self._refuse(click, client, f"You cannot approve action #{entry_id}: {exc}.", entry_id, trail)
             return
         except (LedgerError, PolicyUnchecked) as exc:
-            self._refuse(click, client, f"Action #{entry_id} was not approved: {exc}.")
+            self._refuse(click, client, f"Action #{entry_id} was not approved: {exc}.", entry_id, trail)
             self._refresh(click, client, entry_id)
             return
         self._show(click, client, entry)
@@ -80,13 +60,14 @@ class ApprovalButtons:
         entry_id = self._entry_id(click, client)
         if entry_id is None:
             return
+        trail = len(self.ledger.audit(entry_id))
         try:
             entry = self.ledger.reject(entry_id, click.user, REJECT_REASON)
         except NotAuthorized as exc:
-            self._refuse(click, client, f"You cannot reject action #{entry_id}: {exc}.")
+            self._refuse(click, client, f"You cannot reject action #{entry_id}: {exc}.", entry_id, trail)
             return
         except LedgerError as exc:
-            self._refuse(click, client, f"Action #{entry_id} was not rejected: {exc}.")
+            self._refuse(click, client, f"Action #{entry_id} was not rejected: {exc}.", entry_id, trail)
             self._refresh(click, client, entry_id)
             return
         self._show(click, client, entry)
@@ -97,16 +78,22 @@ class ApprovalButtons:
     # --- helpers ---------------------------------------------------------------------------------------------
 
     def _entry_id(self, click: Click, client: WebClient) -> int | None:
-        if click.entry_value.isdigit():
+        if ENTRY_ID.fullmatch(click.entry_value):
             return int(click.entry_value)
         log.warning("a click by %s carried no ledger id (%r)", click.user, click.entry_value[:40])
-        self._refuse(click, client, "That button does not name an action in the ledger.")
+        self._refuse(click, client, "That button does not name an action in the ledger. Nothing was done.")
         return None
 
-    def _refuse(self, click: Click, client: WebClient, why: str) -> None:
-        """Tell only the clicking user; their attempt is already in the ledger's audit trail."""
-        client.chat_postEphemeral(channel=click.channel, user=click.user, thread_ts=click.thread_ts,
-                                  text=f":no_entry: {blocks.escape(why)} Your click is in the audit trail.")
+    def _refuse(self, click: Click, client: WebClient, why: str, entry_id: int | None = None,
+                trail: int | None = None) -> None:
+        """Tell only the clicking user; that the click is in the audit trail only if the ledger wrote a row for it."""
+        audited = entry_id is not None and trail is not None and len(self.ledger.audit(entry_id)) > trail
+        note = " Your click is in the audit trail." if audited else ""
+        try:
+            client.chat_postEphemeral(channel=click.channel, user=click.user, thread_ts=click.thread_ts,
+                                      text=f":no_entry: {blocks.escape(why)}{note}")
+        except SlackApiError as exc:
+            log.warning("could not tell %s why their click was refused: %s", click.user, exc.response.get("error"))
 
     def _refresh(self, click: Click, client: WebClient, entry_id: int) -> None:
         """Redraw a proposal whose buttons went stale (decided elsewhere: the CLI, another approver, policy)."""
@@ -123,4 +110,4 @@ class ApprovalButtons:
             log.warning("could not redraw action #%s: %s", entry.id, exc.response.get("error"))
 
 
-__all__ = ["ApprovalButtons", "Click"]
+__all__ = ["ApprovalButtons"]
