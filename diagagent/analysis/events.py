@@ -413,11 +413,18 @@ def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool:
 # "Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU
 # operations might run on corrupted/incomplete data." and "To avoid data inconsistency, we are taking the entire
 # process down." (dev:llm-foundry-224, dev:funasr-2006); and the bare "Last error:" header of an NCCL error's
-# message, whose content is the next line (dev:torchtitan-853, dev:skyrl-108)
+# message, whose content is the next line (dev:torchtitan-853, dev:skyrl-108); and NCCL's error trail, one line per
+# function the error code passed through ("transport.cu:153 NCCL WARN transport.cu:153 ->2 [Proxy thread error]",
+# dev:nccl-193; "INFO init.cc:422 -> 2"): where the error went, the WARN before it says what it was (templates mask
+# the numbers: "<*>:<*> -><*>"); and Open MPI's help text after "ORTE has lost communication with a remote daemon."
+# (dev:mpi-operator-152): why it may have happened, in general
 _ADVICE = re.compile(r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
                      r"CUDA_LAUNCH_BLOCKING|^Compile with .TORCH_USE_CUDA_DSA|^traceback\s*: To enable traceback see|"
                      r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run|"
-                     r"To avoid data inconsistency, we are taking the entire process down|^\s*Last error:\s*$")
+                     r"To avoid data inconsistency, we are taking the entire process down|^\s*Last error:\s*$|"
+                     r"(?:\.(?:cc|cu|cpp|h)|<\*>):(?:\d+|<\*>) ?-> ?(?:\d+\b|<\*>)|"
+                     r"^This is usually due to either a failure of the TCP network|^connection to the node, or possibly an "
+                     r"internal failure of|^the daemon itself\. We cannot recover from this failure")
 
 
 # --- nodes: which node the failure began on -----------------------------------------------------------------------

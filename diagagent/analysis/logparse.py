@@ -89,13 +89,15 @@ _FATAL_WORDS = re.compile(r"\b(?:fatal|panic|core dumped|segmentation fault|segf
 _ERROR_WORDS = re.compile(
     r"\b(?:errors?|err|errno|exceptions?|fail(?:ed|ure|s|ing)?|abort(?:ed|ing)?|killed|oom|out of memory|timed? ?out|timeout|"
     r"died|uncorrectable|illegal|invalid|corrupt(?:ed|ion)?|denied|refused|unreachable|unable to|cannot|can't|"
-    r"could not|no such|not found|lost|missing|mismatch|unhandled|crash(?:ed)?|hang|hung|stuck|xid|"
+    r"could not|no such|not found|lost|missing|mismatch|unhandled|crash(?:ed)?|hang|hung|stuck|deadlock(?:ed)?|xid|"
     r"fallen off|link down|port down|exited with|exit code|exitcode|non-zero|nonzero|traceback|assert(?:ion)?)\b",
     re.IGNORECASE)
 # an fp16 overflow is a warning whatever the header says: apex's 'Gradient overflow.  Skipping step' (no header,
-# dev:apex-834), DeepSpeed's '[INFO] ... OVERFLOW! Rank 0 Skipping step' (dev:transformers-14531)
+# dev:apex-834), DeepSpeed's '[INFO] ... OVERFLOW! Rank 0 Skipping step' (dev:transformers-14531); so is a stall
+# (Horovod's stall inspector: 'Stalled ops:', 'Stalled ranks:', dev:horovod-100, whose next sentence says 'which
+# will cause deadlock', an error word)
 _WARNING_WORDS = re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retrying|slow(?:er)?|throttl\w*|"
-                            r"degraded|unstable|overflow)\b", re.IGNORECASE)
+                            r"degraded|unstable|overflow|stall(?:ed|ing)?)\b", re.IGNORECASE)
 _ZERO_COUNTS = re.compile(r"\b(?:errors?|fail(?:ed|ures?)|nan|skipped|timeouts?)[\w ]*[:=]\s*0\b", re.IGNORECASE)
 
 # what a rank prints when a peer failed: timeouts, lost peers, aborted communicators, the launcher's kill and summary
@@ -105,6 +107,9 @@ _CASCADE = re.compile(
     r"communicator (?:was )?abort|abort(?:ed|ing)? (?:the )?(?:process group|communicator|nccl)|sigterm|sighup|"
     r"closing signal|signal 15|exitcode\b|exit code|exited with|terminat(?:ed|ing)\b|ChildFailedError|aborted\b|"
     r"core dumped|cancell?ed\b|"
+    # Horovod on every rank once one failed: "Horovod has been shut down. This was caused by an exception on one of
+    # the ranks ..." (dev:horovod-243)
+    r"Horovod has been shut down|"
     r"worker group|rendezvous|DistStoreError|DistNetworkError|exited prematurely|failed to (?:recv|send|receive)|"
     r"recv(?:ing)? .{0,40}failed|socket|"
     # the elastic agent's summary of a worker's failure (under ChildFailedError): "train.py FAILED", "Root Cause
