@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from diagagent.diagnosis import Diagnosis
 from diagagent.contract import ActionProposal, Evidence
+from diagagent.diagnosis import Diagnosis
 from diagagent.telemetry import Bundle, Job
 
 if TYPE_CHECKING:
