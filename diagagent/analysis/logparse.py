@@ -297,8 +297,10 @@ _STAGE_OF_FUNCTIONS: list[tuple[str, re.Pattern[str]]] = [
     ("eval", re.compile(r"evaluat|validation_step|_validate|eval_step|prediction_step|^test$|test_step|^validate$")),
     ("training", re.compile(r"train_step|training_step|forward_backward|_inner_training_loop|train_batch|"
                             r"run_training|^train$|fit_loop|^backward$|optimizer_step|^step$")),
-    ("init", re.compile(r"load_checkpoint|load_state_dict|setup_model|initialize|from_pretrained|_load_checkpoint|"
-                        r"build_model|get_model|resume_or_load|resume_from_checkpoint|load_from_checkpoint")),
+    # a checkpoint or state dict being loaded, by whatever name: DeepSpeed's _load_zero_checkpoint (dev:glm-136),
+    # torch.distributed.checkpoint's load_sharded_optimizer_state_dict (dev:pytorch-95892)
+    ("init", re.compile(r"load_\w*checkpoint|load_\w*state_dict|setup_model|initialize|from_pretrained|"
+                        r"build_model|get_model|resume_or_load|resume_from_checkpoint")),
 ]
 
 
