@@ -83,11 +83,11 @@ def test_a_sigkill_with_no_kernel_line_is_a_kill_of_unknown_cause_and_the_oom_ki
 
 def test_weak_evidence_is_not_sure_and_says_what_would_tell() -> None:
     lines = [_line("NCCL WARN NET/Socket : socket progress error: Connection reset by peer", role="symptom")]
-    decision = decide(BOOK, match_lines(BOOK, lines, "training"), CATEGORIES, ("deepspeed_config_error", 0.4), CHECKS)
+    decision = decide(BOOK, match_lines(BOOK, lines, "training"), CATEGORIES, ("user_config_error", 0.4), CHECKS)
     assert decision.fault is None and decision.tier == "unsure"
     assert decision.confidence == BOOK.confidence["unsure"] < BOOK.confidence["strong"]
     # in training a peer's reset is the cascade of a peer that died; while connecting it is the network
-    assert {c.fault for c in decision.candidates} == {"nccl_watchdog_timeout", "deepspeed_config_error"}
+    assert {c.fault for c in decision.candidates} == {"nccl_watchdog_timeout", "user_config_error"}
     at_init = decide(BOOK, match_lines(BOOK, lines, "init"), CATEGORIES, None, CHECKS)
     assert (at_init.fault, at_init.category) == ("nccl_bootstrap_failure", "network")
     assert decision.category is None  # the two candidates disagree on the category

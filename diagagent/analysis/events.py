@@ -115,6 +115,9 @@ class LogFindings(BaseModel):
     thread_dumps: list[LogLocation] = Field(default_factory=list)
     # tracebacks a file ends in before their exception (a cut paste, a process killed mid-print): the innermost frame
     cut_tracebacks: list[LogLocation] = Field(default_factory=list)
+    # the launcher's summary of the failed rank (torchrun's root-cause block), in words, with where it is
+    launcher_failure: str | None = None
+    launcher_failure_at: LogLocation | None = None
     nodes: list[NodeSuspect]  # ranked
     stage: StageName | None
     last_good_iteration: int | None
@@ -777,9 +780,13 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
              for f, t in dumps[:MAX_THREAD_DUMPS]]
     cut_at = [LogLocation(file=f.file, line=f.cut_traceback[0], host=f.host, rank=f.rank, text=f.cut_traceback[1])
               for f in cut[:MAX_THREAD_DUMPS] if f.cut_traceback is not None]
+    failed = next(((f, f.launcher_failure) for f in scan.files if f.launcher_failure is not None
+                   and (f.launcher_failure.rank is not None or f.launcher_failure.host)), None)
     return LogFindings(events=events, nodes=nodes, stage=stage, last_good_iteration=last_good,
                        last_progress=last_progress, last_line=last_line, last_said=last_said, thread_dumps=where,
-                       cut_tracebacks=cut_at,
+                       cut_tracebacks=cut_at, launcher_failure=failed[1].describe() if failed else None,
+                       launcher_failure_at=LogLocation(file=failed[0].file, line=failed[1].line, host=failed[0].host)
+                       if failed else None,
                        first_abnormal_iteration=first_abnormal, slow_from_iteration=tl.slow_from,
                        metric_anomalies=anomalies, lines_read=scan.lines_read, lines_skipped=scan.lines_skipped,
                        templates=len(scan.templates), hosts_with_logs=hosts_total, notes=notes)

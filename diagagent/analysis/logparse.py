@@ -81,7 +81,9 @@ _FRAME = re.compile(r'^(?:File "[^"]*", line \d+|frame #\d+:|#\d+ +0x[0-9a-f]+ i
 _DUMP_THREAD = re.compile(r'^(?:(?:Current )?[Tt]hread 0x[0-9a-fA-F]+ (?:\[[^\]]*\] )?\(most recent call first\):|'
                           r'Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:active|idle)[^)]*\)(?:: "[^"]*")?$)')
 _CARET = re.compile(r"^[~^ ]*\^[~^ ]*$|^[╰─╯]+$")  # also the bottom border of a rich.traceback panel
-_TRACEBACK = re.compile(r"^(?:Traceback \(most recent call last\):?|terminate called after throwing an instance of|Stack trace:|Exception raised from |"
+# (and the DataLoader's re-raise of a worker's exception: "Original Traceback (most recent call last):",
+# dev:pytorch-cyclegan-and-pix2pix-876)
+_TRACEBACK = re.compile(r"^(?:(?:Original )?Traceback \(most recent call last\):?|terminate called after throwing an instance of|Stack trace:|Exception raised from |"
                         r"During handling of the above exception|The above exception was the direct cause)")
 _FATAL_WORDS = re.compile(r"\b(?:fatal|panic|core dumped|segmentation fault|segfault|sigsegv|sigabrt|sigbus|"
                           r"unrecoverable|kernel bug|oops|dumped core)\b", re.IGNORECASE)  # PALS: "rank 0 died from
@@ -163,7 +165,9 @@ _NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf(?:init
 # "loss: 2.1", "lm loss: 2.1E+00", {'loss': 2.1}; nanoGPT's "iter 3010: loss nan, time ..." (dev:nanogpt-215) and
 # BigDL's "Loss is Infinity." (dev:ipex-llm-1486) name the value without a colon
 # a loss, also summed over its terms ("losses: nan", dev:nlut-12)
-_LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\blosses|\bloss)\b['\"]?\s*(?:value)?\s*(?:[:=]|\bis\b)?\s*['\"]?"
+# a loss by its name, or a named one ('loss_net: nan', dev:medicaldataaugmentationtool-verse-31), never fp16's loss scale
+_LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\blosses|\bloss(?:_(?!scale)[a-z]+)?)\b['\"]?\s*"
+                   r"(?:value)?\s*(?:[:=]|\bis\b)?\s*['\"]?"
                    + _NUM + r"(?!\w)", re.IGNORECASE)
 _GRAD_NORM = re.compile(r"\bgrad[ _]?norm\b['\"]?\s*[:=]\s*['\"]?" + _NUM, re.IGNORECASE)
 _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? time \((m?s)\)|train_step_timing in s|"
@@ -341,7 +345,8 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
     ("checkpoint", re.compile(r"(?i)sav(?:e|ing)[_ ](?:the )?(?:model[_ ])?(?:checkpoint|ckpt|state|pretrained)|"
                               r"save_checkpoint|torch\.save\b|checkpoint.{0,20}sav(?:e|ing)|write.{0,30}checkpoint|"
                               r"PytorchStreamWriter|save_pretrained|save_model\b")),
-    ("eval", re.compile(r"(?i)\bevaluat(?:e|ion|ing)\b|\bvalidation\b|\beval(?:_step|_loop)?\b|_validate\b|\bval_\w+")),
+    # (pydantic's "1 validation error for DeepSpeedZeroConfig" is a config check, dev:deepspeed-6525)
+    ("eval", re.compile(r"(?i)\bevaluat(?:e|ion|ing)\b|\bvalidation\b(?! errors? for)|\beval(?:_step|_loop)?\b|_validate\b|\bval_\w+")),
     ("training", re.compile(r"(?i)\btrain(?:ing|er|_step|_batch|_loop)?\b|fit_loop|optimizer\.step|\bbackward\b|"
                             r"rollout|generate_sequences|log_probs?\b|compute_(?:log_prob|ref|values|advantage)|"
                             r"update_(?:actor|policy|critic|weights?)|sleep mode|wake up|\bepoch\b|\bppo\b|\bgrpo\b|"
@@ -377,6 +382,61 @@ def stage_of_words(text: str) -> str | None:
         if pattern.search(text):
             return stage
     return None
+
+
+# torch.distributed.elastic's failure summary, one field a line (its documented ChildFailedError output):
+#   Root Cause (first observed failure):
+#   [0]:
+#     time      : 2023-06-05_17:57:46
+#     host      : gpu-7
+#     rank      : 0 (local_rank: 0)
+#     exitcode  : -9 (pid: 39886)
+#     error_file: <N/A>
+#     traceback : Signal 9 (SIGKILL) received by PID 39886
+# (dev:chatglm-efficient-tuning-75, dev:fambench-103)
+_SUMMARY_FIELD = re.compile(r"^\s*(host|rank|exitcode|traceback)\s*:\s*(.*?)\s*$")
+_SUMMARY_RANK = re.compile(r"^(\d+)(?:\s*\(local_rank:\s*(\d+)\))?")
+_SUMMARY_EXIT = re.compile(r"^(-?\d+)")
+_SUMMARY_SIGNAL = re.compile(r"^Signal (\d+) \((SIG\w+)\)")
+
+
+@dataclass(slots=True)
+class LauncherFailure:
+    """The failed rank as the launcher's summary names it: where, which rank, how it ended."""
+
+    line: int  # the summary's first field line
+    host: str | None = None
+    rank: int | None = None
+    local_rank: int | None = None
+    exitcode: int | None = None
+    signal: str | None = None  # "SIGKILL" when the summary says the rank was killed by a signal
+
+    def describe(self) -> str:
+        who = f"rank {self.rank}" if self.rank is not None else "a rank"
+        if self.local_rank is not None:
+            who += f" (local rank {self.local_rank})"
+        if self.host:
+            who += f" on {self.host}"
+        how = f"was killed by {self.signal}" if self.signal else (
+            f"exited with code {self.exitcode}" if self.exitcode is not None else "failed")
+        return f"{who} {how}"
+
+
+def read_launcher_field(failure: LauncherFailure, message: str) -> None:
+    """Fill in one field of torchrun's root-cause block from one of its lines; other lines are left alone."""
+    m = _SUMMARY_FIELD.match(message)
+    if m is None:
+        return
+    key, value = m.group(1), m.group(2)
+    if key == "host" and value and failure.host is None:
+        failure.host = value.split()[0]
+    elif key == "rank" and (r := _SUMMARY_RANK.match(value)) and failure.rank is None:
+        failure.rank = int(r.group(1))
+        failure.local_rank = int(r.group(2)) if r.group(2) is not None else None
+    elif key == "exitcode" and (e := _SUMMARY_EXIT.match(value)) and failure.exitcode is None:
+        failure.exitcode = int(e.group(1))
+    elif key == "traceback" and (g := _SUMMARY_SIGNAL.match(value)):
+        failure.signal = g.group(2)
 
 
 # Megatron's StragglerDetector report: the fastest and slowest rank's round-trip time per iteration (and their power,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
+    LauncherFailure,
     Progress,
     ProgressLayout,
     StragglerReport,
@@ -26,6 +27,7 @@ from diagagent.analysis.logparse import (
     is_bad_number,
     names_pattern,
     progress_layout,
+    read_launcher_field,
     read_progress,
     read_progress_with,
     read_straggler_report,
@@ -160,6 +162,7 @@ class FileSummary:
     # a traceback the file ends in before its exception (a cut paste, a process killed while printing): its innermost
     # frame (line, text) and its functions, outermost first
     cut_traceback: tuple[int, str, tuple[str, ...]] | None = None
+    launcher_failure: LauncherFailure | None = None  # torchrun's root-cause block: the failed rank, host, exit
 
 
 @dataclass(slots=True)
@@ -482,6 +485,8 @@ class _FileReader:
                 self.last_timed = (lineno, raw)
                 if pending:
                     self._resolve_pending(raw)
+            if lineno <= self.root_cause_until and self.summary.launcher_failure is not None:
+                read_launcher_field(self.summary.launcher_failure, split_header(_text(raw)).message)
             if kind & K_ACTIVE or self.tb:
                 if kind & K_SKIP:
                     if mid == CORRUPT:
@@ -584,6 +589,7 @@ class _FileReader:
         """Markers (progress, stage) and the traceback state: which lines are frames, source, the exception."""
         if b"Root Cause (first observed failure)" in raw:  # torch.distributed.elastic's failure summary
             self.root_cause_until = lineno + ROOT_CAUSE_BLOCK
+            self.summary.launcher_failure = LauncherFailure(line=lineno)
         marker = kind & K_MARKER_MASK
         if marker:
             self._marker(MARKERS[marker], raw, lineno)

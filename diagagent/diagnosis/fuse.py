@@ -461,6 +461,9 @@ def _notes(a: Analyses, decision: Decision, named: list[NodeScore]) -> list[str]
         text = getattr(findings, attr, "") if findings is not None else ""
         if text and text not in notes:
             notes.append(text)
+    if a.logs is not None and a.logs.launcher_failure and a.logs.launcher_failure_at is not None:
+        at = a.logs.launcher_failure_at
+        notes.append(f"the launcher's summary ({at.file}:{at.line}): {a.logs.launcher_failure}")
     if a.logs is not None:
         said_cross_job = any("cross-job" in n for n in notes)
         notes.extend(n for n in a.logs.notes[:3] if n not in notes and not (said_cross_job and "cross-job" in n))
