@@ -9,6 +9,7 @@ import json
 import os
 import pwd
 import sys
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
@@ -27,9 +28,21 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False)
 
 
+# set by the command line while it runs with `--json`: errors are then a JSON object on stdout
+JSON_ERRORS: ContextVar[bool] = ContextVar("diagagent_json_errors", default=False)
+
+
+def json_error(message: str, code: int) -> None:
+    """An error as the JSON object a `--json` caller parses: `{"error": "...", "exit_code": 2}` on stdout."""
+    sys.stdout.write(json.dumps({"error": message, "exit_code": code}, indent=2) + "\n")
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print the message (plain text: it may quote telemetry) and exit with `code`."""
-    console(stderr=True).print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+    """Print the message (plain text: it may quote telemetry; a JSON object under `--json`) and exit with `code`."""
+    if JSON_ERRORS.get():
+        json_error(message, code)
+    else:
+        console(stderr=True).print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
     raise typer.Exit(code)
 
 
