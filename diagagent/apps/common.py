@@ -9,12 +9,15 @@ import json
 import os
 import pwd
 import sys
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 from rich.text import Text
 
 from diagagent.config import Settings
@@ -78,6 +81,19 @@ def open_bundle(target: str, cfg: Settings | None = None) -> Bundle:
         return open_target(target, cfg.jobs_dir, cfg.limits)
     except (BundleError, UnknownJob) as exc:
         fail(str(exc))
+
+
+def fitted(out: Console, build: Callable[[frozenset[str]], Table], optional: Sequence[str]) -> Table:
+    """`build(dropped)`'s table with as many of the optional columns as fit `out`'s width, dropped in the order
+    given, so that what remains wraps between words instead of being cut inside them."""
+    dropped: set[str] = set()
+    table = build(frozenset())
+    for name in optional:
+        if Measurement.get(out, out.options.update_width(100_000), table).maximum <= out.width:
+            break
+        dropped.add(name)
+        table = build(frozenset(dropped))
+    return table
 
 
 def print_json(data: BaseModel | dict | list) -> None:
