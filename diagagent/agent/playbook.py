@@ -7,14 +7,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from diagagent.agent import tools
 from diagagent.agent.context import ToolContext
-from diagagent.diagnosis import Diagnosis
+from diagagent.diagnosis import Diagnosis, Evidence
 
 ToolCall = Callable[..., dict[str, Any]]
 HOST_WORD = re.compile(r"[A-Za-z][\w.-]*\d[\w.-]*")
+
+# What a question can ask, each answered in the order the question asks it (at most MAX_PARTS of them)
+INTENTS: list[tuple[str, str]] = [
+    ("node", r"why not|what about|is .* (ok|fine|healthy)|check|\bnode\b|\bhost\b"),
+    ("why", r"\bwhy\b|root cause|what happened|what went wrong|\bcaused?\b"),
+    ("actions", r"what (should|do|can) we do|next step|action|fix|evict|restart|roll ?back|approve"),
+    ("nodes", r"which (node|host|machine)|where|\bnodes\b|\bhosts\b|machines"),
+    ("timeline", r"timeline|iteration|when|slow|straggl|throughput|step time"),
+    ("stacks", r"stack|hang|hung|stuck|py-?spy"),
+    ("health", r"health|probe|gpu|xid|ecc|nvlink|infiniband|\bib\b|dmesg"),
+    ("evidence", r"evidence|line|log|show|proof|cite"),
+    ("schemata", r"schema|seen (this|it) before|known|similar|past"),
+]
+MAX_PARTS = 3
 
 # (name, tool, args): the order the playbook investigates in; each call is shown to the user as it runs
 INVESTIGATION: list[tuple[str, dict[str, Any]]] = [
@@ -23,12 +38,39 @@ INVESTIGATION: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]<>#|~&])")
+BACKTICKS = re.compile(r"`+")
+
+
+def plain(text: object) -> str:
+    """Untrusted text (telemetry, and what quotes it) for running Markdown: shown as written, so a template's
+    `<*>` stays `<*>` (its asterisks make no emphasis, its brackets no link or tag)."""
+    return MARKDOWN_ACTIVE.sub(r"\\\1", str(text)).replace("\n", " ")
+
+
+def code(text: object) -> str:
+    """Untrusted text as a Markdown code span, literal whatever backticks it holds (CommonMark's longer fence)."""
+    text = str(text).replace("\n", " ")
+    fence = "`" * (max((len(m) for m in BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _where(e: Evidence) -> str:
+    return code(f"{e.file}:{e.lines}") if e.file and e.line else (code(e.file) if e.file else plain(e.host or ""))
+
+
 def _evidence_lines(d: Diagnosis, n: int = 5, role: str | None = "cause") -> list[str]:
     out = []
     for e in [e for e in d.evidence if role is None or e.role == role][:n]:
-        where = f"`{e.file}:{e.lines}`" if e.file and e.line else (f"`{e.file}`" if e.file else e.host or "")
-        out.append(f"- **{e.id}** {where}: `{e.text[:200]}`" + (f" ({e.why})" if e.why else ""))
+        out.append(f"- **{e.id}** {_where(e)}: {code(e.text[:200])}" + (f" ({plain(e.why)})" if e.why else ""))
     return out
+
+
+def _at(e: Evidence) -> str:
+    host = f" on {plain(e.host)}" + (f" (rank {e.rank})" if e.rank is not None else "") if e.host else ""
+    when = f" at {datetime.fromtimestamp(e.ts, tz=UTC):%H:%M:%S} UTC" if e.ts is not None else ""
+    return host + when
 
 
 def _secs(value: float | None) -> str:
@@ -36,11 +78,11 @@ def _secs(value: float | None) -> str:
 
 
 def summary(d: Diagnosis) -> str:
-    lines = [f"**{d.root_cause}**", ""]
-    lines.append(f"Category **{d.category or 'unknown'}**, fault `{d.fault or 'unknown'}`, confidence "
+    lines = [f"**{plain(d.root_cause)}**", ""]
+    lines.append(f"Category **{d.category or 'unknown'}**, fault {code(d.fault or 'unknown')}, confidence "
                  f"{d.confidence:.0%}; stage {d.stage or '?'}, iteration {d.iteration if d.iteration is not None else '?'}.")
     if d.faulty_nodes:
-        lines.append("Faulty: " + ", ".join(f"**{n.host}** ({n.score:.2f})" for n in d.faulty_nodes) + ".")
+        lines.append("Faulty: " + ", ".join(f"**{plain(n.host)}** ({n.score:.2f})" for n in d.faulty_nodes) + ".")
     ev = _evidence_lines(d)
     if ev:
         lines += ["", "Evidence:", *ev]
@@ -56,8 +98,8 @@ def _proposal_lines(d: Diagnosis) -> list[str]:
     for p in d.proposals:
         target = {"evict": ", ".join(p.nodes), "restart": f"from step {p.from_step}",
                   "rollback": f"to commit {p.to_commit}"}.get(p.kind, "")
-        warn = f" [{'; '.join(p.warnings)}]" if p.warnings else ""
-        out.append(f"- `{p.kind}` {target}: {p.reason}{warn}")
+        warn = f" ({plain('; '.join(p.warnings))})" if p.warnings else ""
+        out.append(f"- `{p.kind}` {plain(target)}: {plain(p.reason)}{warn}")
     return out
 
 
@@ -74,114 +116,171 @@ class Playbook:
         return self.ctx.draft()
 
     def answer(self, question: str) -> str:
+        """Answer each thing the question asks, in the order it asks them; the summary when it asks none."""
         q = question.lower()
         d = self.ctx.draft()
         hosts = set(self.ctx.bundle.job.hosts)
         named = [w for w in HOST_WORD.findall(question) if w in hosts]
-        if named and re.search(r"why not|what about|is .* (ok|fine|healthy)|check|\bnode\b|\bhost\b", q):
-            return self._about_node(named[0], d)
-        if re.search(r"what (should|do|can) we do|next step|action|fix|evict|restart|roll ?back|approve", q):
-            return self._actions(d)
-        if re.search(r"which (node|host|machine)|where|\bnodes\b|\bhosts\b|machines", q):
-            return self._nodes(d)
-        if re.search(r"timeline|iteration|when|slow|straggl|throughput|step time", q):
-            return self._timeline(d)
-        if re.search(r"stack|hang|hung|stuck|py-?spy", q):
-            return self._stacks()
-        if re.search(r"health|probe|gpu|xid|ecc|nvlink|infiniband|\bib\b|dmesg", q):
-            return self._health()
-        if re.search(r"evidence|line|log|show|proof|cite", q):
-            return "\n".join(["Evidence, strongest first:", *_evidence_lines(d, 10, None)])
-        if re.search(r"schema|seen (this|it) before|known|similar|past", q):
-            return self._schemata(d)
-        return summary(d)
+        asked: list[tuple[int, str]] = []
+        for intent, pattern in INTENTS:
+            if intent == "node" and not named:
+                continue
+            found = re.search(pattern, q)
+            if found and intent not in {i for _, i in asked}:
+                asked.append((found.start(), intent))
+        if any(i == "node" for _, i in asked):  # "why not node-012", "what about node-012": not the general why
+            asked = [(at, i) for at, i in asked if i not in ("why", "nodes")]
+        if not asked:
+            return summary(d)
+        parts = [self._answer(intent, d, named) for _, intent in sorted(asked)[:MAX_PARTS]]
+        return "\n\n".join(parts)
+
+    def _answer(self, intent: str, d: Diagnosis, named: list[str]) -> str:
+        match intent:
+            case "node":
+                return self._about_node(named[0], d)
+            case "why":
+                return self._why(d)
+            case "actions":
+                return self._actions(d)
+            case "nodes":
+                return self._nodes(d)
+            case "timeline":
+                return self._timeline(d)
+            case "stacks":
+                return self._stacks()
+            case "health":
+                return self._health()
+            case "evidence":
+                return "\n".join(["Evidence, strongest first:", *_evidence_lines(d, 10, None)])
+            case _:
+                return self._schemata(d)
+
+    def _why(self, d: Diagnosis) -> str:
+        """Why it failed, as the chain the evidence shows: what broke first, where it surfaced, what followed, why
+        this node and this fault, and how sure (the summary has the rest)."""
+        causes = [e for e in d.evidence if e.role == "cause"]
+        if not causes:
+            return f"**{plain(d.root_cause)}** No line in the telemetry points at a cause." + (
+                f" To tell: {plain(d.check)}" if d.check else "")
+        lines = [f"**{plain(d.root_cause)}** How the evidence shows it:"]
+        timed = sorted((e for e in causes if e.ts is not None), key=lambda e: e.ts or 0.0)
+        first = timed[0] if timed else causes[0]
+        lines.append(f"- **First sign**{_at(first)}: {code(first.text[:200])} in {_where(first)}.")
+        top = causes[0]
+        if top is not first:
+            lines.append(f"- **Then** it surfaced{_at(top)}: {code(top.text[:200])} in {_where(top)}"
+                         + (f" ({plain(top.why)})." if top.why else "."))
+        symptoms = [e for e in d.evidence if e.role == "symptom"]
+        if symptoms:
+            s = symptoms[0]
+            lines.append(f"- **What followed** is the cascade, not the cause: {code(s.text[:160])} "
+                         f"({plain(s.why)}).")
+        if d.faulty_nodes:
+            n = d.faulty_nodes[0]
+            lines.append(f"- **Why {plain(n.host)}**: {plain(n.reason)}.")
+        if d.schemata:
+            m = d.schemata[0]
+            lines.append(f"- **Why this fault**: it matches the known failure {code(m.schema_id)} "
+                         f"({plain(m.title)}, score {m.score:.2f}).")
+        runner_up = next((c for c in d.candidates if c.fault != d.fault), None)
+        if runner_up is not None:
+            lines.append(f"- **Also considered**: {code(runner_up.fault)} (score {runner_up.score:.2f}: "
+                         f"{plain(runner_up.why)}).")
+        lines.append(f"- **How sure**: {d.confidence:.0%}" + (f"; to settle it: {plain(d.check)}" if d.check else "")
+                     + ".")
+        return "\n".join(lines)
 
     def _about_node(self, host: str, d: Diagnosis) -> str:
         if host in d.faulty_hosts:
             n = next(n for n in d.faulty_nodes if n.host == host)
-            return f"**{host} is named faulty** (score {n.score:.2f}): {n.reason}."
+            return f"**{plain(host)} is named faulty** (score {n.score:.2f}): {plain(n.reason)}."
         health = self.call("node_health", {"node": host})
         logs = self.call("log_nodes", {"top": 50})
         rank = next((i for i, n in enumerate(logs.get("nodes", [])) if n["host"] == host), None)
-        lines = [f"**{host} is not named faulty.**"]
+        lines = [f"**{plain(host)} is not named faulty.**"]
         verdicts = health.get("nodes", [])
         if verdicts:
             v = verdicts[0]
-            lines.append(f"- probes: **{v['verdict']}** ({v['reason']})")
+            lines.append(f"- probes: **{v['verdict']}** ({plain(v['reason'])})")
         elif "note" not in health:
             lines.append("- probes: no probe output for it")
         if rank is not None:
             n = logs["nodes"][rank]
             lines.append(f"- logs: ranked #{rank + 1} of {logs['total']} by abnormality (score {n['score']:.2f}): "
-                         + "; ".join(n["reasons"][:2]))
+                         + plain("; ".join(n["reasons"][:2])))
         else:
             lines.append("- logs: nothing in its logs stands out from its peers")
         if d.faulty_nodes:
             top = d.faulty_nodes[0]
-            lines.append(f"- the fault points at **{top.host}** instead: {top.reason}")
+            lines.append(f"- the fault points at **{plain(top.host)}** instead: {plain(top.reason)}")
         return "\n".join(lines)
 
     def _actions(self, d: Diagnosis) -> str:
         if not d.proposals:
-            return "No action is proposed: " + (d.notes[0] if d.notes else "the evidence does not support one.")
+            return "No action is proposed: " + (plain(d.notes[0]) if d.notes else "the evidence does not support one.")
         head = ("Proposed actions, each pending an authorized operator's approval "
                 "(`diagagent actions list`, then `approve ID`):")
         return "\n".join([head, *_proposal_lines(d)])
 
     def _nodes(self, d: Diagnosis) -> str:
         if not d.faulty_nodes:
-            return ("No node is named faulty: " + (f"{d.root_cause} " if d.root_cause else "")
+            return ("No node is named faulty: " + (f"{plain(d.root_cause)} " if d.root_cause else "")
                     + "This looks like a failure every rank hits, not a machine's.")
         lines = ["Faulty nodes, most suspect first:"]
         for n in d.faulty_nodes:
-            lines.append(f"- **{n.host}** ({n.score:.2f}): {n.reason}"
+            lines.append(f"- **{plain(n.host)}** ({n.score:.2f}): {plain(n.reason)}"
                          + (f" [evidence {', '.join(n.evidence[:4])}]" if n.evidence else ""))
         return "\n".join(lines)
 
     def _timeline(self, d: Diagnosis) -> str:
         flows = self.call("flow_timeline", {})
         lines = [f"Stage **{d.stage or '?'}**, first abnormal iteration **{d.iteration if d.iteration is not None else '?'}**."]
+        timed = sorted((e for e in d.evidence if e.role == "cause" and e.ts is not None), key=lambda e: e.ts or 0.0)
+        if timed:
+            lines.append(f"First sign{_at(timed[0])}: {code(timed[0].text[:160])} in {_where(timed[0])}.")
         if "note" in flows and not flows.get("count"):
-            lines.append(f"Flows: {flows['note']}")
+            lines.append(f"Flows: {plain(flows['note'])}")
         else:
             lines.append(f"Flows: {flows.get('count', 0)} iterations, median {_secs(flows.get('p50_s'))}, "
                          f"p95 {_secs(flows.get('p95_s'))}.")
             slow = self.call("flow_stragglers", {})
             for s in (slow.get("stragglers") or [])[:3]:
                 if s.get("flagged"):
-                    lines.append(f"- straggler **{s['host']}**: {s.get('evidence', '')}")
+                    lines.append(f"- straggler **{plain(s['host'])}**: {plain(s.get('evidence', ''))}")
         return "\n".join(lines)
 
     def _stacks(self) -> str:
         s = self.call("stack_clusters", {})
         if "note" in s:
-            return s["note"]
+            return plain(s["note"])
         lines = [f"{s['ranks']} ranks in {s['total_clusters']} stack clusters."]
         for c in s["clusters"]:
-            lines.append(f"- {c['role']}: ranks {c['ranks']} on {', '.join(c['hosts'][:4])} in `{c['top_frame']}`"
-                         + (f" ({c['collective']})" if c["collective"] else ""))
+            lines.append(f"- {c['role']}: ranks {plain(c['ranks'])} on {plain(', '.join(c['hosts'][:4]))} in "
+                         f"{code(c['top_frame'])}" + (f" ({plain(c['collective'])})" if c["collective"] else ""))
         if s.get("flight_recorder"):
-            lines.append(f"\nFlight Recorder view: {s['flight_recorder']}")
+            lines.append(f"\nFlight Recorder view: {plain(s['flight_recorder'])}")
         if s.get("eviction"):
             e = s["eviction"]
-            lines.append(f"\nEviction set ({e['group']}, {e['machines']} machines): {', '.join(e['hosts'])}. {e['reasoning']}")
+            lines.append(f"\nEviction set ({plain(e['group'])}, {e['machines']} machines): {plain(', '.join(e['hosts']))}. "
+                         f"{plain(e['reasoning'])}")
         return "\n".join(lines)
 
     def _health(self) -> str:
         h = self.call("node_health", {})
         if "note" in h:
-            return h["note"]
-        lines = [f"Probe verdicts: {h['counts']}."]
+            return plain(h["note"])
+        lines = [f"Probe verdicts: {plain(h['counts'])}."]
         for n in [n for n in h["nodes"] if n["verdict"] != "healthy"][:6]:
-            lines.append(f"- **{n['host']}** {n['verdict']}: {n['reason']}")
+            lines.append(f"- **{plain(n['host'])}** {n['verdict']}: {plain(n['reason'])}")
             for s in n["signals"][:2]:
-                lines.append(f"  - {s['evidence']} `{s['where']}`: `{s['text'][:160]}`")
+                lines.append(f"  - {s['evidence']} {code(s['where'])}: {code(s['text'][:160])}")
         return "\n".join(lines)
 
     def _schemata(self, d: Diagnosis) -> str:
         if not d.schemata:
             return "No known failure schema matches this evidence."
-        return "\n".join(["Closest known failures:", *[f"- `{s.schema_id}` {s.title} (score {s.score:.2f})"
+        return "\n".join(["Closest known failures:", *[f"- {code(s.schema_id)} {plain(s.title)} (score {s.score:.2f})"
                                                        for s in d.schemata]])
 
 

@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich import box
 from rich.table import Table
+from rich.text import Text
 
-from diagagent.apps.common import console, fail, print_json, settings
+from diagagent.apps.common import console, fail, fitted, print_json, settings
 
 if TYPE_CHECKING:
-    from diagagent.schemata import SchemaCache
+    from diagagent.schemata import FailureSchema, SchemaCache, SchemaHit
 
 
 def _cache() -> SchemaCache:
@@ -24,6 +26,53 @@ def _cache() -> SchemaCache:
         return SchemaCache.open(settings())
     except (ValueError, RuntimeError) as exc:
         fail(f"cannot open the schema cache: {exc}")
+
+
+def _list_table(schemata: list[FailureSchema], dropped: frozenset[str]) -> Table:
+    """Every schema, one row each; without a category column, the rows are grouped under category headings."""
+    table = Table(title=f"{len(schemata)} failure schemata (m/c/r: times matched / confirmed / rejected)",
+                  title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    table.add_column("id", no_wrap=True, min_width=max((len(s.id) for s in schemata), default=2))
+    for col in ("v", "origin", "category", "fault"):
+        if col not in dropped:
+            table.add_column(col, no_wrap=True)
+    table.add_column("title")
+    table.add_column("m/c/r", justify="right", no_wrap=True)
+    grouped = "category" in dropped
+    last = None
+    for s in sorted(schemata, key=lambda s: (s.category, s.id)) if grouped else schemata:
+        if grouped and s.category != last:
+            table.add_row(Text(s.category, style="bold"), end_section=False)
+            last = s.category
+        o = s.outcomes
+        marked = Text(s.id) if "origin" not in dropped or s.origin == "seed" else Text.assemble(s.id, (f" ({s.origin})", "dim"))
+        cells = [marked] + [str(getattr(s, "version" if col == "v" else col))
+                          for col in ("v", "origin", "category", "fault") if col not in dropped]
+        table.add_row(*cells, s.title, f"{o.times_matched}/{o.times_confirmed}/{o.times_rejected}")
+    return table
+
+
+def _search_table(hits: list[SchemaHit], dropped: frozenset[str]) -> Table:
+    """The hits, best first: scores, the schema, and the evidence template it matched (under its title)."""
+    table = Table(title=f"{len(hits)} matching schemata", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False)
+    table.add_column("score", justify="right", no_wrap=True)
+    for col in ("similarity", "overlap"):
+        if col not in dropped:
+            table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("id", no_wrap=True, min_width=max((len(h.id) for h in hits), default=2))
+    if "fault" not in dropped:
+        table.add_column("fault", no_wrap=True)
+    table.add_column("title / matched template")
+    for h in hits:
+        cells = [f"{h.score:.3f}"]
+        cells += [f"{v:.3f}" for col, v in (("similarity", h.similarity), ("overlap", h.template_overlap))
+                  if col not in dropped]
+        cells.append(h.id)
+        if "fault" not in dropped:
+            cells.append(h.fault)
+        matched = h.matched_lines[0].template if h.matched_lines else "-"
+        table.add_row(*cells, Text.assemble(h.failure_schema.title, "\n", (f"matches: {matched}", "dim")))
+    return table
 
 
 def register(app: typer.Typer) -> None:
@@ -42,14 +91,8 @@ def register(app: typer.Typer) -> None:
             print_json([s.model_dump(mode="json", include={"id", "version", "origin", "category", "fault", "title",
                                                           "outcomes"}) for s in schemata])
             return
-        table = Table(title=f"{len(schemata)} failure schemata", title_justify="left")
-        for col in ("id", "v", "origin", "category", "fault", "title", "matched", "confirmed", "rejected"):
-            table.add_column(col, justify="right" if col in ("v", "matched", "confirmed", "rejected") else "left")
-        for s in schemata:
-            o = s.outcomes
-            table.add_row(s.id, str(s.version), s.origin, s.category, s.fault, s.title, str(o.times_matched),
-                          str(o.times_confirmed), str(o.times_rejected))
-        console().print(table)
+        out = console()
+        out.print(fitted(out, lambda dropped: _list_table(schemata, dropped), ("fault", "origin", "category", "v")))
 
     @kb.command()
     def show(
@@ -88,13 +131,8 @@ def register(app: typer.Typer) -> None:
         if json_out:
             print_json([h.model_dump(mode="json") for h in hits])
             return
-        table = Table(title=f"{len(hits)} matching schemata", title_justify="left")
-        for col in ("score", "similarity", "overlap", "id", "fault", "title", "matched template"):
-            table.add_column(col, justify="right" if col in ("score", "similarity", "overlap") else "left")
-        for h in hits:
-            table.add_row(f"{h.score:.3f}", f"{h.similarity:.3f}", f"{h.template_overlap:.3f}", h.id, h.fault,
-                          h.failure_schema.title, h.matched_lines[0].template if h.matched_lines else "-")
-        console().print(table)
+        out = console()
+        out.print(fitted(out, lambda dropped: _search_table(hits, dropped), ("fault", "similarity", "overlap")))
 
     @kb.command()
     def add(

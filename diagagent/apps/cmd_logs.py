@@ -7,10 +7,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import typer
+from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from diagagent.apps.common import console, fail, open_bundle, print_json, settings
+
+MAX_TEMPLATE = 240  # characters of a template shown (cut between words); --json has them whole
 
 
 def _when(ts: float | None) -> str:
@@ -32,20 +37,12 @@ def _render(findings: LogFindings, job_id: str, top: int) -> None:  # noqa: F821
     head.add_row("iteration", f"last good {_or_dash(findings.last_good_iteration)}, "
                               f"first abnormal {_or_dash(findings.first_abnormal_iteration)}")
     out.print(head)
-    events = Table(title=f"failure-indicating events (top {top})", title_justify="left")
-    for col in ("#", "role", "score", "count", "nodes", "first seen", "template", "why"):
-        events.add_column(col, justify="right" if col in ("#", "score", "count", "nodes") else "left",
-                          overflow="fold")
-    style = {"cause": "bold red", "symptom": "yellow", "context": "dim"}
-    for i, e in enumerate(findings.events[:top], start=1):
-        where = f"{e.first.file}:{e.first.line}" + (f" {_when(e.first.ts)}" if e.first.ts else "")
-        events.add_row(str(i), f"[{style[e.role]}]{e.role}[/]", f"{e.score:.2f}", str(e.count), str(e.host_count),
-                       escape(where), escape(e.template[:160]), escape(e.why))
-    out.print(events)
+    _events(out, findings, top)
     if findings.nodes:
         nodes = Table(title="suspect nodes", title_justify="left")
-        for col in ("host", "score", "why"):
-            nodes.add_column(col, justify="right" if col == "score" else "left", overflow="fold")
+        nodes.add_column("host", no_wrap=True)
+        nodes.add_column("score", justify="right", no_wrap=True)
+        nodes.add_column("why", overflow="fold")
         for n in findings.nodes[:top]:
             nodes.add_row(escape(n.host), f"{n.score:.2f}", escape("; ".join(n.reasons)))
         out.print(nodes)
@@ -58,7 +55,22 @@ def _render(findings: LogFindings, job_id: str, top: int) -> None:  # noqa: F821
                             escape(f"{a.location.file}:{a.location.line}"))
         out.print(metrics)
     for note in findings.notes:
-        out.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
+        out.print(Text.assemble(("note: ", "dim"), note))  # wrapped between words
+
+
+def _events(out: Console, findings: LogFindings, top: int) -> None:  # noqa: F821
+    """One block per event, readable at 80 columns and in a pipe: a head line (rank, role, score, how often, where
+    first seen), then the template and the why, each wrapped between words under it."""
+    out.print(Text(f"failure-indicating events (top {top})", style="italic"))
+    style = {"cause": "bold red", "symptom": "yellow", "context": "dim"}
+    for i, e in enumerate(findings.events[:top], start=1):
+        where = f"{e.first.file}:{e.first.line}" + (f" {_when(e.first.ts)}" if e.first.ts else "")
+        seen = f"{e.count} line{'s' if e.count != 1 else ''} on {e.host_count} node{'s' if e.host_count != 1 else ''}"
+        out.print(Text.assemble((f"{i:>2} ", "bold"), (f"{e.role:<8}", style[e.role]), f"{e.score:.2f}  {seen}  ",
+                                (where, "cyan")))
+        template = e.template if len(e.template) <= MAX_TEMPLATE else e.template[:MAX_TEMPLATE].rsplit(" ", 1)[0] + " …"
+        out.print(Padding(Text(template), (0, 0, 0, 3)))
+        out.print(Padding(Text(f"why: {e.why}", style="dim"), (0, 0, 0, 3)))
 
 
 def register(app: typer.Typer) -> None:

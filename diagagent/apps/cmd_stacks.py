@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from diagagent.apps.common import console, fail, open_bundle, print_json, settings
 
@@ -130,6 +131,8 @@ def register(app: typer.Typer) -> None:
             names = manifest.select(probe_names)
         except ProbeError as exc:
             fail(str(exc))
+        if save is not None:
+            _check_save(save)
         runs = []
         for name in names:
             try:
@@ -146,8 +149,37 @@ def register(app: typer.Typer) -> None:
             print_json([r.model_dump() for r in runs])
         else:
             _probe_render(runs)
-        if runs and all(not r.ok for r in runs):
+        if any(not r.ok for r in runs):
             raise typer.Exit(1)
+
+
+def _check_save(save: Path) -> None:
+    """--save must name an existing bundle directory: checked before any probe runs."""
+    if not save.exists():
+        fail(f"--save {save}: no such folder; give an existing bundle directory (its probes/HOST/ is created)")
+    if not save.is_dir():
+        fail(f"--save {save}: not a folder (a tarball cannot be written to); give a bundle directory")
+
+
+def why_failed(run: object) -> str:
+    """Why a probe did not succeed, in one line: the error or exit code, and the last line it wrote to stderr."""
+    from diagagent.telemetry.live_probes import ProbeRun
+
+    assert isinstance(run, ProbeRun)
+    head = run.error or f"exit {run.exit_code}"
+    tail = next((line.strip() for line in reversed(run.stderr.splitlines()) if line.strip()), "")
+    return f"{head}: {tail[-300:]}" if tail and not run.error else head
+
+
+def _status(run: object) -> str:
+    from diagagent.telemetry.live_probes import ProbeRun
+
+    assert isinstance(run, ProbeRun)
+    if run.timed_out:
+        return "timed out"
+    if run.truncated:
+        return "output cut"
+    return "not started" if run.exit_code is None else f"exit {run.exit_code}"
 
 
 def _probe_render(runs: list) -> None:
@@ -157,11 +189,20 @@ def _probe_render(runs: list) -> None:
     out = console()
     table = Table(title="probes", title_justify="left")
     for col in ("probe", "status", "seconds", "bytes", "saved to"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for r in runs:
-        status = "[green]ok[/]" if r.ok else f"[red]{r.error or f'exit {r.exit_code}'}[/]"
+        status = Text("ok", style="green") if r.ok else Text(_status(r), style="red")
         table.add_row(r.probe, status, f"{r.seconds:.1f}", str(r.bytes), r.saved_to or "-")
     out.print(table)
+    failed = [r for r in runs if not r.ok]
+    if failed:
+        out.print(Text(f"{len(failed)} of {len(runs)} probes failed:", style="bold red"))
+        reasons = {why_failed(r) for r in failed}
+        if len(failed) > 1 and len(reasons) == 1:  # one cause for all (the host is unreachable): say it once
+            out.print(Text(f"  all of them: {reasons.pop()}"), soft_wrap=True)
+        else:
+            for r in failed:
+                out.print(Text(f"  {r.probe}: {why_failed(r)}"), soft_wrap=True)
     catalog = load_xid_catalog()
     parsers = {"nvidia-smi": lambda t, f: parse_nvidia_smi(t, f), "dcgm-diag": lambda t, f: parse_dcgm_diag(t, f),
                "dmesg": lambda t, f: parse_dmesg(t, f, catalog), "nccl-tests": lambda t, f: parse_nccl_tests(t, f)}
@@ -172,8 +213,6 @@ def _probe_render(runs: list) -> None:
         for s in parse(r.output, r.probe).signals:
             if s.severity != "info":
                 out.print(f"  [{s.severity}] {r.probe}:{s.line} {s.kind}: {s.meaning}", soft_wrap=True, markup=False)
-        if r.stderr.strip() and not r.ok:
-            out.print(f"  {r.probe} stderr: {r.stderr.strip()[-300:]}", soft_wrap=True, markup=False)
 
 
 __all__ = ["register"]

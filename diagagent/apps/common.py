@@ -9,11 +9,15 @@ import json
 import os
 import pwd
 import sys
+from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from pydantic import BaseModel
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
 from rich.text import Text
 
 from diagagent.config import Settings
@@ -27,9 +31,21 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False)
 
 
+# set by the command line while it runs with `--json`: errors are then a JSON object on stdout
+JSON_ERRORS: ContextVar[bool] = ContextVar("diagagent_json_errors", default=False)
+
+
+def json_error(message: str, code: int) -> None:
+    """An error as the JSON object a `--json` caller parses: `{"error": "...", "exit_code": 2}` on stdout."""
+    sys.stdout.write(json.dumps({"error": message, "exit_code": code}, indent=2) + "\n")
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print the message (plain text: it may quote telemetry) and exit with `code`."""
-    console(stderr=True).print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+    """Print the message (plain text: it may quote telemetry; a JSON object under `--json`) and exit with `code`."""
+    if JSON_ERRORS.get():
+        json_error(message, code)
+    else:
+        console(stderr=True).print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -65,6 +81,19 @@ def open_bundle(target: str, cfg: Settings | None = None) -> Bundle:
         return open_target(target, cfg.jobs_dir, cfg.limits)
     except (BundleError, UnknownJob) as exc:
         fail(str(exc))
+
+
+def fitted(out: Console, build: Callable[[frozenset[str]], Table], optional: Sequence[str]) -> Table:
+    """`build(dropped)`'s table with as many of the optional columns as fit `out`'s width, dropped in the order
+    given, so that what remains wraps between words instead of being cut inside them."""
+    dropped: set[str] = set()
+    table = build(frozenset())
+    for name in optional:
+        if Measurement.get(out, out.options.update_width(100_000), table).maximum <= out.width:
+            break
+        dropped.add(name)
+        table = build(frozenset(dropped))
+    return table
 
 
 def print_json(data: BaseModel | dict | list) -> None:

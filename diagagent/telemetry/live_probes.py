@@ -204,8 +204,10 @@ def _collect(proc: subprocess.Popen[bytes], timeout_s: float, max_bytes: int, ru
 
 def save_run(run: ProbeRun, bundle_dir: Path, manifest: ProbeManifest) -> Path:
     """Write a run's output to `<bundle>/probes/<host>/<save_as>` (BUNDLE.md's names) and return the path."""
+    if not bundle_dir.exists():
+        raise ProbeError(f"{bundle_dir}: no such folder; probe output is saved into an existing bundle directory")
     if not bundle_dir.is_dir():
-        raise ProbeError(f"{bundle_dir}: --save needs a bundle directory (a tarball cannot be written to)")
+        raise ProbeError(f"{bundle_dir}: not a folder (a tarball cannot be written to); give a bundle directory")
     target = bundle_dir / "probes" / check_host(run.host) / manifest.probes[run.probe].save_as
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(run.output, encoding="utf-8")

@@ -58,6 +58,8 @@ def who(user: str) -> str:
 
 def mrkdwn_from_markdown(markdown: str) -> str:
     """An answer's Markdown as Slack mrkdwn (escaped first: answers quote telemetry)."""
+    markdown = markdown.replace("\\*", LOOKALIKE_ASTERISK)  # Markdown's escapes: the data's own characters
+    markdown = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
     text = re.sub(r"^(\s*)[-*] ", r"\1• ", escape(markdown), flags=re.MULTILINE)
     text = re.sub(r"(?<!\*)\*(?!\*)", LOOKALIKE_ASTERISK, text)  # a lone * is the answer's data, not emphasis
     text = re.sub(r"\*\*(.+?)\*\*", r"*\1*", text)
