@@ -11,13 +11,14 @@ from html import escape
 from diagagent.apps.report.content import (
     FOOTNOTE,
     MAX_TEXT_CHARS,
-    PENDING,
     SCHEMA_HEADER,
+    LedgerState,
     ReportData,
     Snippet,
     about,
     clip,
     cluster_frames,
+    ledger_banner,
     located,
     schema_rows,
     short_list,
@@ -27,8 +28,8 @@ from diagagent.apps.report.content import (
     where,
 )
 from diagagent.apps.report.figures import Picture
-from diagagent.diagnosis import Diagnosis
 from diagagent.contract import Evidence
+from diagagent.diagnosis import Diagnosis
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 CSS = """
@@ -68,6 +69,7 @@ figure { margin: 12px 0; break-inside: avoid; } figure img { max-width: 100%; he
          border: 1px solid var(--line); } figcaption { color: var(--mute); font-size: .9em; }
 .omitted { color: var(--mute); font-style: italic; }
 .pending { border: 1px solid #e0b400; background: #fffbe6; padding: 8px 12px; border-radius: 6px; }
+.ledger { border: 1px solid #c8ccd0; background: #f6f8fa; padding: 8px 12px; border-radius: 6px; }
 .warn { color: #8a5a00; }
 footer { margin-top: 32px; color: var(--mute); font-size: .8em; }
 @media print {
@@ -88,7 +90,7 @@ def render_html(data: ReportData) -> str:
         _pictures(data.pictures),
         _clusters(data),
         _schemata(d),
-        _proposals(d),
+        _proposals(d, data.ledger, when(data.generated_at)),
         _notes(d.notes + data.not_checked),
         f"<footer>Written by diagagent on {escape(when(data.generated_at))}. {escape(FOOTNOTE)}</footer>",
     ]
@@ -214,7 +216,13 @@ def _schemata(d: Diagnosis) -> str:
     return "<h2>Matched schemata</h2>\n" + _table(SCHEMA_HEADER, rows, {4: "num", 5: "num", 6: "num"})
 
 
-def _proposals(d: Diagnosis) -> str:
+def _ledger_cell(state: LedgerState | None) -> str:
+    if state is None:
+        return '<span class="omitted">not recorded</span>'
+    return f'<b class="state-{escape(state.state)}">{escape(state.label)}</b>'
+
+
+def _proposals(d: Diagnosis, states: list[LedgerState | None], at: str) -> str:
     if not d.proposals:
         return '<h2>Proposed actions</h2>\n<p class="omitted">No action proposed.</p>'
     rows = [
@@ -224,11 +232,14 @@ def _proposals(d: Diagnosis) -> str:
             escape(target(p)),
             escape(p.reason) + "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in p.warnings),
             _ev_links(p.evidence),
+            _ledger_cell(states[i - 1] if i - 1 < len(states) else None),
         ]
         for i, p in enumerate(d.proposals, 1)
     ]
-    header = ["#", "action", "target", "reason and warnings", "evidence"]
-    return f'<h2>Proposed actions</h2>\n<p class="pending">{escape(PENDING)}</p>\n' + _table(
+    header = ["#", "action", "target", "reason and warnings", "evidence", "in the ledger"]
+    banner = ledger_banner(states, at)
+    waiting = any(s is None or s.state == "pending" for s in states) or len(states) < len(d.proposals)
+    return f'<h2>Proposed actions</h2>\n<p class="{"pending" if waiting else "ledger"}">{escape(banner)}</p>\n' + _table(
         header, rows, {0: "num"}
     )
 
