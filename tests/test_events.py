@@ -370,6 +370,7 @@ def test_the_not_utf8_note_counts_only_lines_that_hold_such_bytes() -> None:
     assert int(m.group(1)) == len(places)
     for file, line in places:
         path = root / file
-        raw = (gzip.open(path) if path.suffix == ".gz" else path.open("rb")).read().split(b"\n")[int(line) - 1]
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        raw = data.split(b"\n")[int(line) - 1]
         with pytest.raises(UnicodeDecodeError):
             raw.decode("utf-8")
