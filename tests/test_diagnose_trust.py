@@ -60,6 +60,7 @@ def test_reports_and_the_cli_show_the_ledger_state_and_the_ledger_keeps_cited_li
     assert code == 0, out
     second = (tmp_path / "second.html").read_text()
     assert "#1 executed" in second and "#2 rejected" in second
+    assert "why that confidence" in second and "to settle it:" in second  # item 7, in the report too
     assert "pending" not in second.split("Proposed actions")[1].split("</table>")[0]
     assert "actions approve" not in second
     assert "executed" in out and "rejected" in out and "pending" not in out and "approve with" not in out

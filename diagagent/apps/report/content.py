@@ -269,4 +269,21 @@ def summary_fields(d: Diagnosis) -> list[tuple[str, str]]:
         ("confidence", f"{d.confidence:.0%}"),
         ("stage", d.stage or "?"),
         ("iteration", str(d.iteration) if d.iteration is not None else "?"),
+        *([("why that confidence", confidence_text(d))] if d.confidence_why is not None else []),
+        *([("LLM", f"unavailable, offline playbook answer: {d.llm_unavailable}")] if d.llm_unavailable else []),
     ]
+
+
+def confidence_text(d: Diagnosis) -> str:
+    """The confidence's why in one paragraph: its basis, what raised it, what held it down, the check."""
+    w = d.confidence_why
+    if w is None:
+        return ""
+    parts = [w.basis] if w.basis else []
+    if w.raised:
+        parts.append("raised by: " + "; ".join(w.raised))
+    if w.held_down:
+        parts.append("held down by: " + "; ".join(w.held_down))
+    if w.check:
+        parts.append(f"to settle it: {w.check}")
+    return ". ".join(parts)

@@ -31,6 +31,7 @@ from diagagent.apps.report.figures import Picture
 from diagagent.contract import Evidence
 from diagagent.diagnosis import Diagnosis
 
+WIDE_FACT = 40  # a headline fact longer than this gets a line of its own (the confidence's why)
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 CSS = """
 :root { --cause: #c62828; --symptom: #b36b00; --ink: #1d1d1f; --mute: #5f6368; --line: #d9dce1; }
@@ -45,6 +46,8 @@ dl.facts { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 12px 0; }
 dl.facts div { min-width: 90px; }
 dl.facts dt { color: var(--mute); font-size: .8em; text-transform: uppercase; }
 dl.facts dd { margin: 0; font-weight: 600; }
+dl.facts div.wide { flex-basis: 100%; }
+dl.facts div.wide dd { font-weight: 400; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0; font-size: .92em; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f4f5f7; } td.num { text-align: right; white-space: nowrap; } td.host { white-space: nowrap; }
@@ -106,7 +109,8 @@ def render_html(data: ReportData) -> str:
 
 def _header(data: ReportData) -> str:
     d, job = data.diagnosis, data.job
-    facts = "".join(f"<div><dt>{escape(k)}</dt><dd>{escape(v)}</dd></div>" for k, v in summary_fields(d))
+    facts = "".join(f'<div class="{"wide" if len(v) > WIDE_FACT else "fact"}"><dt>{escape(k)}</dt><dd>{escape(v)}</dd>'
+                    "</div>" for k, v in summary_fields(d))
     cause = escape(d.root_cause) if d.root_cause else '<span class="omitted">no root cause found</span>'
     return (
         f'<h1>{escape(data.title)}</h1>\n<p class="meta">{escape(about(job))}</p>\n'
