@@ -79,6 +79,15 @@ class Candidate(BaseModel):
     why: str = ""
 
 
+class ConfidenceWhy(BaseModel):
+    """Why the confidence is what it is: what raised it, what held it down, and the one check that would settle it."""
+
+    basis: str = ""  # what the number is: the accuracy this kind of evidence had on the dev cases
+    raised: list[str] = Field(default_factory=list)
+    held_down: list[str] = Field(default_factory=list)
+    check: str | None = None
+
+
 class Diagnosis(BaseModel):
     job_id: str
     status: str | None = None
@@ -99,6 +108,9 @@ class Diagnosis(BaseModel):
     # that tells the two best apart
     candidates: list[Candidate] = Field(default_factory=list)
     check: str | None = None
+    confidence_why: ConfidenceWhy | None = None
+    # --llm was asked for and no model answered (unreachable, failing, no submission): why; the playbook answered
+    llm_unavailable: str | None = None
 
     @property
     def faulty_hosts(self) -> list[str]:

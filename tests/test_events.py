@@ -352,3 +352,25 @@ def test_a_cpp_terminate_ends_in_its_what_line_and_a_loss_by_batch_is_the_last_a
     t5x = "I1115 16:00:39.451283 140065933160448 trainer.py:501] Training: step 198\nE1115 boom: coordination error\n"
     g = _analyze(fx.write(tmp_path / "t5x", {"logs/n-1/stdout.log": t5x}, fx.job_yaml(["n-1"], gpus=1)))
     assert g.last_progress is not None and g.last_progress.line == 1 and g.first_abnormal_iteration == 199
+
+
+def test_the_not_utf8_note_counts_only_lines_that_hold_such_bytes() -> None:
+    """Issue 18 item 6: job-42 said '3 cited line(s) hold bytes that are not UTF-8' when none of the cited lines did.
+    The note now names each line it counts, and each of them really holds bytes that are not UTF-8."""
+    import re
+
+    import pytest
+
+    root = Path(__file__).parent.parent / "examples" / "job-42"
+    f = analyze_logs(Bundle.open(root), None, workers=1)
+    [note] = [n for n in f.notes if "not UTF-8" in n]
+    m = re.match(r"(\d+) of the log events' lines hold bytes that are not UTF-8, shown as \ufffd \((.*)\)$", note)
+    assert m, note
+    places = [p.rsplit(":", 1) for p in m.group(2).split(", ")]
+    assert int(m.group(1)) == len(places)
+    for file, line in places:
+        path = root / file
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        raw = data.split(b"\n")[int(line) - 1]
+        with pytest.raises(UnicodeDecodeError):
+            raw.decode("utf-8")

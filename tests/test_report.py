@@ -155,7 +155,7 @@ def test_html_shows_each_cited_line_in_context_and_refuses_paths_outside(
     outside = page[page.index('id="ev-e3"') :]
     assert "root:x:0:0" in outside and 'class="l hit"' not in outside.split("</div></div>")[0]
     assert "cited line(s) not found in the bundle, shown without context: e3 (../../../etc/passwd:1)" in page
-    assert "Pending approval" in page and "0.61" in page and "gpu-ecc-dbe-xid48" in page
+    assert "Not recorded in the Ledger" in page and "0.61" in page and "gpu-ecc-dbe-xid48" in page
 
 
 def test_markdown_escapes_and_fences_hostile_text(hostile_bundle: Path, tmp_path: Path) -> None:
@@ -228,7 +228,7 @@ def test_markdown_writes_linked_pngs_beside_it(
         png = out.parent / link.replace("%20", " ")
         assert png.parent == figures_dir(out) and png.read_bytes().startswith(PNG_MAGIC)
     assert (figures_dir(out) / "stale.txt").read_text() == "kept"
-    assert "Pending approval" in md
+    assert "Not recorded in the Ledger" in md
 
 
 def test_a_picture_that_fails_is_noted_not_fatal(
@@ -260,9 +260,9 @@ def test_cli_diagnose_writes_the_report(
     seen: dict[str, object] = {}
     real = report.write_report
 
-    def spy(d: Diagnosis, bundle: Bundle, out: Path, *, analyses: Analyses | None = None) -> Path:
+    def spy(d: Diagnosis, bundle: Bundle, out: Path, *, analyses: Analyses | None = None, **kw: object) -> Path:
         seen["analyses"] = analyses
-        return real(d, bundle, out, analyses=analyses)
+        return real(d, bundle, out, analyses=analyses, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(report, "write_report", spy)
     out = tmp_path / "cli.html"

@@ -352,3 +352,24 @@ def test_gzip_logs_and_rewriting_an_existing_bundle(tmp_path: Path) -> None:
     (tmp_path / "notabundle" / "keep.txt").write_text("mine")
     with pytest.raises(ValueError, match="refusing"):
         simulate(tmp_path / "notabundle", "cuda_oom", 4, 2)
+
+
+def test_simulate_never_replaces_a_bundle_it_did_not_write(tmp_path: Path) -> None:
+    """A real bundle (no simulator's truth.json) is refused with what is there and how to go on; --force writes."""
+    import shutil
+
+    real = tmp_path / "x"
+    shutil.copytree(Path(__file__).parent.parent / "examples" / "job-42", real)
+    (real / "truth.json").unlink()
+    before = sorted(str(p.relative_to(real)) for p in real.rglob("*"))
+    job_yaml = (real / "job.yaml").read_bytes()
+    args = ["simulate", str(real), "--fault", "cuda_oom", "--nodes", "2", "--minutes", "1"]
+    result = CliRunner().invoke(build_app(), args)
+    assert result.exit_code == 2 and "not written by simulate" in result.output and "--force" in result.output
+    assert sorted(str(p.relative_to(real)) for p in real.rglob("*")) == before
+    assert (real / "job.yaml").read_bytes() == job_yaml
+    result = CliRunner().invoke(build_app(), [*args, "--force"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((real / "truth.json").read_text())["fault"] == "cuda_oom"
+    result = CliRunner().invoke(build_app(), [*args[:3], "gpu_hang", *args[4:]])  # its own bundle: replaced
+    assert result.exit_code == 0 and json.loads((real / "truth.json").read_text())["fault"] == "gpu_hang"

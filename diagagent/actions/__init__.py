@@ -15,6 +15,7 @@ from diagagent.actions.integrity import VerifyReport
 from diagagent.actions.lease import Lease
 from diagagent.actions.ledger import (
     AuditRecord,
+    CitedLine,
     EntryState,
     Ledger,
     LedgerEntry,
@@ -28,7 +29,7 @@ from diagagent.actions.policy import PolicyResult, check
 from diagagent.actions.proposals import propose
 from diagagent.actions.templates import TemplateError, UnsafeValue
 
-__all__ = ["Actor", "AuditRecord", "EntryState", "ExecutionPlan", "Lease", "Ledger", "LedgerEntry", "LedgerError",
+__all__ = ["Actor", "AuditRecord", "CitedLine", "EntryState", "ExecutionPlan", "Lease", "Ledger", "LedgerEntry", "LedgerError",
            "NotAuthorized", "NotPending", "PolicyResult", "PolicyUnchecked", "TemplateError", "UnknownEntry",
            "UnsafeValue", "VerifyReport", "approve_and_execute", "check", "current_policy", "plan", "propose",
            "verify_ledger"]

@@ -207,10 +207,13 @@ def _check_entries(conn: sqlite3.Connection, rows: list[sqlite3.Row], findings: 
 
 def _same_proposal(detail: str, stored: str) -> bool:
     try:
-        submitted = json.loads(detail).get("proposal")
+        said = json.loads(detail)
+        submitted = said.get("proposal")
         if submitted is None:  # written before proposals were kept in the trail
             return True
-        return ActionProposal.model_validate(submitted) == ActionProposal.model_validate_json(stored)
+        kept = json.loads(stored)
+        return (ActionProposal.model_validate(submitted) == ActionProposal.model_validate(kept)
+                and said.get("cited", []) == kept.get("cited", []))  # the cited lines, as they were
     except (ValueError, AttributeError, ValidationError):
         return False
 

@@ -10,7 +10,7 @@ import hashlib
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,7 +36,7 @@ from diagagent.actions.integrity import (
 from diagagent.actions.lease import Lease
 from diagagent.actions.policy import PolicyResult, check
 from diagagent.config import Settings
-from diagagent.contract import ActionProposal
+from diagagent.contract import ActionProposal, Evidence
 from diagagent.telemetry.job import Job
 
 EntryState = Literal["pending", "approved", "running", "unknown", "rejected", "executed", "failed"]
@@ -69,6 +69,41 @@ class NotPending(LedgerError):
     """The entry was already decided (another approver may have won the race)."""
 
 
+MAX_CITED = 24  # cited lines kept per entry
+MAX_CITED_CHARS = 2000  # a cited line longer than this is kept cut
+
+
+class CitedLine(BaseModel):
+    """A line a proposal rests on, kept whole: a diagnosis's evidence ids (e2, e11) mean nothing a week later."""
+
+    kind: str = "log"
+    file: str | None = None  # relative to the bundle root
+    line: int | None = None
+    host: str | None = None
+    rank: int | None = None
+    text: str = ""  # untrusted telemetry, as logged
+    why: str = ""
+
+    @property
+    def where(self) -> str:
+        """`logs/node-013/kern.log:2 node-013 rank 3`, with what is known."""
+        spot = f"{self.file}:{self.line}" if self.file and self.line else (self.file or "")
+        who = " ".join(p for p in (self.host or "", f"rank {self.rank}" if self.rank is not None else "") if p)
+        return " ".join(p for p in (spot, who) if p) or self.kind
+
+
+def cited_lines(proposal: ActionProposal, evidence: Sequence[Evidence]) -> list[CitedLine]:
+    """The evidence `proposal` cites by id, resolved against its diagnosis's `evidence`, as lines to keep."""
+    by_id = {e.id: e for e in evidence}
+    out = []
+    for eid in dict.fromkeys(proposal.evidence):
+        e = by_id.get(eid)
+        if e is not None and len(out) < MAX_CITED:
+            out.append(CitedLine(kind=e.kind, file=e.file, line=e.line, host=e.host, rank=e.rank,
+                                 text=e.text[:MAX_CITED_CHARS], why=e.why))
+    return out
+
+
 class LedgerEntry(BaseModel):
     """One proposed action and where it stands; `violations` and `policy_warnings` are the latest policy check.
 
@@ -92,6 +127,7 @@ class LedgerEntry(BaseModel):
     commands: list[list[str]] = Field(default_factory=list)
     output: str = ""
     lease: Lease | None = None
+    cited: list[CitedLine] = Field(default_factory=list)  # the lines the proposal rests on, as they were
 
 
 class AuditRecord(BaseModel):
@@ -296,7 +332,9 @@ class Ledger:
     @staticmethod
     def _entry(row: sqlite3.Row) -> LedgerEntry:
         data = {k: v for k, v in dict(row).items() if k != "action_key" and k not in LEASE_COLUMNS}
-        data["proposal"] = ActionProposal.model_validate_json(data["proposal"])
+        stored = json.loads(data["proposal"])
+        data["cited"] = stored.pop("cited", None) or []  # kept beside the proposal, in its fixed column
+        data["proposal"] = ActionProposal.model_validate(stored)
         data["violations"] = json.loads(data["violations"])
         data["policy_warnings"] = json.loads(data["policy_warnings"])
         data["commands"] = json.loads(data["commands"])
@@ -321,8 +359,11 @@ class Ledger:
     # --- proposing and deciding ----------------------------------------------------------------------
 
     def submit(self, job_id: str, proposal: ActionProposal, proposed_by: str, *,
-               job: Job | None = None) -> LedgerEntry:
+               job: Job | None = None, evidence: Sequence[Evidence] = ()) -> LedgerEntry:
         """Record a proposal as pending; the same action for the same job returns the existing entry, in any state.
+
+        `evidence`: the diagnosis's evidence; each line the proposal cites is stored whole (file, line, host, rank,
+        text) with it, since the ids are per run.
 
         `proposed_by` is the human who asked for the diagnosis: they cannot decide on it. With `job`, the guardrails
         run now and a proposal that violates them is recorded as rejected by policy; without it,
@@ -337,13 +378,15 @@ class Ledger:
             if row is not None:
                 return self._entry(row)
             now = _now()
+            cited = [c.model_dump(mode="json", exclude_defaults=True) for c in cited_lines(proposal, evidence)]
+            stored = {**proposal.model_dump(mode="json"), **({"cited": cited} if cited else {})}
             cur = conn.execute(
                 "INSERT INTO entries (job_id, action_key, state, proposal, proposed_by, created_at, updated_at) "
                 "VALUES (?, ?, 'pending', ?, ?, ?, ?)",
-                (job_id, key, proposal.model_dump_json(), proposed_by, now, now))
+                (job_id, key, json.dumps(stored, ensure_ascii=False), proposed_by, now, now))
             entry_id = int(cur.lastrowid or 0)
             self._append_audit(conn, entry_id, proposed_by, "submitted", None, "pending", proposal.reason,
-                               {"proposal": proposal.model_dump(mode="json")})
+                               {"proposal": proposal.model_dump(mode="json"), **({"cited": cited} if cited else {})})
             if job is not None:
                 self._apply_policy(conn, entry_id, check(proposal, job))
             return self._entry(self._row(conn, entry_id))
@@ -371,6 +414,16 @@ class Ledger:
         conn.execute("UPDATE entries SET state = 'rejected', decided_by = ?, decided_at = ?, decision_reason = ? "
                      "WHERE id = ? AND state = 'pending'", (POLICY_ACTOR, now, reason, entry_id))
         self._append_audit(conn, entry_id, POLICY_ACTOR, "policy_rejected", state, "rejected", reason, detail)
+
+    def find(self, job_id: str, proposal: ActionProposal) -> LedgerEntry | None:
+        """This job's entry for the same action (kind and targets), in whatever state it is now; None if never recorded."""
+        conn = self._connect()
+        try:
+            row = conn.execute("SELECT * FROM entries WHERE job_id = ? AND action_key = ?",
+                               (job_id, action_key(proposal))).fetchone()
+        finally:
+            conn.close()
+        return self._entry(row) if row is not None else None
 
     def approve(self, entry_id: int, by: str | Actor, reason: str = "") -> LedgerEntry:
         """pending -> approved, only by a configured approver who did not propose it; refusals are audited."""

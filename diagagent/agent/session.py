@@ -120,7 +120,8 @@ class Session:
 
     def _fallback(self, why: str) -> Diagnosis:
         draft = self.ctx.draft()
-        return draft.model_copy(update={"notes": [f"{why}; the playbook's diagnosis is shown", *draft.notes]})
+        return draft.model_copy(update={"notes": [f"{why}; the playbook's diagnosis is shown", *draft.notes],
+                                        "llm_unavailable": why})
 
     def _with_model_proposals(self, diagnosis: Diagnosis) -> Diagnosis:
         """Add what the model proposed through the tool (already policy-checked) unless already proposed."""

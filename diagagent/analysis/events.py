@@ -771,8 +771,11 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     notes.extend(it_notes)
     if scan.lines_skipped:
         notes.append(f"{scan.lines_skipped} corrupt line(s) skipped")
-    if scan.lines_not_utf8:
-        notes.append(f"{scan.lines_not_utf8} cited line(s) hold bytes that are not UTF-8")
+    not_utf8 = _not_utf8(events)
+    if not_utf8:
+        shown = ", ".join(f"{f}:{n}" for f, n in not_utf8[:3]) + (", ..." if len(not_utf8) > 3 else "")
+        notes.append(f"{len(not_utf8)} of the log events' lines hold bytes that are not UTF-8, shown as \ufffd "
+                     f"({shown})")
     notes.extend(scan.issues[:20])
     last_progress, last_line = _last_activity(scan.files)
     last_said = _said_before(scan.files, cited)
@@ -793,6 +796,15 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
 
 
 MAX_THREAD_DUMPS = 8
+
+
+def _not_utf8(events: list[LogEvent]) -> list[tuple[str, int]]:
+    """The distinct lines the events report (first, on other ranks, last, raising frames) that hold bytes that were
+    not UTF-8 (decoded to U+FFFD), as (file, line)."""
+    lines = {(loc.file, loc.line) for e in events
+             for loc in (e.first, *e.also, e.last, e.raised_at, e.raised_in)
+             if loc is not None and "\ufffd" in loc.text}
+    return sorted(lines)
 
 
 def _main_threads(files: list[FileSummary]) -> list[tuple[FileSummary, ThreadDump]]:

@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 from pydantic import BaseModel, Field, PrivateAttr
 
+from diagagent.analysis.flow_slowdown import Slowdown, describe, find_step, pipeline_steps, rank_causes
 from diagagent.analysis.flow_structure import (
     Structure,
     declared_groups,
@@ -28,7 +29,7 @@ from diagagent.analysis.flow_timeline import Bursts, NodeTimeline, find_bursts, 
 from diagagent.analysis.guard import Budget, odd_ranks
 from diagagent.telemetry import Bundle
 
-SuspectSource = Literal["straggler", "slow_link", "silence"]
+SuspectSource = Literal["straggler", "slow_link", "silence", "slowdown"]
 STRAGGLER_MIN_EXCESS = (
     0.05  # an iteration shows a straggler when its compute gap is 5% (or 3 sigma) over peers
 )
@@ -39,6 +40,7 @@ TOP = 10
 KINDS = ("dp", "pp", "other", "light")
 EXACT_PEERS = 8  # groups smaller than this compare a node with the median of the others, without itself
 PAUSE_MIN_S = 1.0  # a first flow this much (and a typical iteration) later than usual means the job paused
+SLOWDOWN_SUSPECT = 0.25  # a node that slowed at a job-wide slowdown this much relative to the most changed is a suspect
 TINY_FLOW = 0.05  # a flow under 5% of its pair's median flow is a control message, not training traffic
 
 
@@ -149,6 +151,7 @@ class FlowFindings(BaseModel):
     stragglers: list[Straggler] = Field(default_factory=list)
     slow_links: list[SlowLink] = Field(default_factory=list)
     silence: Silence = Field(default_factory=Silence)
+    slowdown: Slowdown | None = None  # the iteration time stepped up job-wide and stayed up
     suspects: list[Suspect] = Field(default_factory=list)
     flagged: bool = False
     summary: str = ""
@@ -217,7 +220,8 @@ def analyze_flows(bundle: Bundle, budget: Budget | None = None) -> FlowFindings:
     found_stragglers = _stragglers(tl, peers, table.hosts)
     found_links = _slow_links(bulk, table.hosts)
     quiet = _silence(bulk, table, peers, iterations)
-    suspects = _suspects(found_stragglers, found_links, quiet)
+    slowdown = _slowdown(bulk, iterations, table.hosts)
+    suspects = _suspects(found_stragglers, found_links, quiet, slowdown)
     findings = FlowFindings(
         job_id=job_id,
         has_flows=True,
@@ -231,7 +235,8 @@ def analyze_flows(bundle: Bundle, budget: Budget | None = None) -> FlowFindings:
         slow_links=found_links[:TOP],
         silence=quiet,
         suspects=suspects,
-        flagged=bool(suspects),
+        slowdown=slowdown,
+        flagged=bool(suspects) or slowdown is not None,
     )
     findings.summary = _summary(findings)
     findings._hosts = table.hosts
@@ -535,11 +540,41 @@ def _silence(bulk: pl.DataFrame, table: FlowTable, peers: np.ndarray, its: Itera
     )
 
 
+def _slowdown(bulk: pl.DataFrame, its: IterationStats, hosts: list[str]) -> Slowdown | None:
+    """A job-wide step up in iteration time, and the nodes whose own pipeline step grew with it."""
+    if its.count < 2:
+        return None
+    durations = np.asarray(its.boundaries[1:]) - np.asarray(its.starts)
+    step = find_step(durations)
+    if step is None:
+        return None
+    split, before, after = step
+    at = float(its.starts[split])
+    pp = bulk.filter(pl.col("kind") == "pp")
+    causes = []
+    if not pp.is_empty():
+        steps = pipeline_steps(pp["src"].to_numpy(), pp["dst"].to_numpy(), pp["start"].to_numpy(),
+                               pp["end"].to_numpy(), len(hosts))
+        causes = rank_causes(steps, hosts, at)
+    found = Slowdown(iteration=split, at=round(at, 6), before_s=round(before, 4), after_s=round(after, 4),
+                     ratio=round(after / before, 3), iterations_before=split, iterations_after=len(durations) - split,
+                     causes=causes)
+    found.evidence = describe(found, _clock(at))
+    return found
+
+
+def _clock(ts: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def _num(x: float | None) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), 6)
 
 
-def _suspects(found: list[Straggler], slow: list[SlowLink], quiet: Silence) -> list[Suspect]:
+def _suspects(found: list[Straggler], slow: list[SlowLink], quiet: Silence,
+              slowdown: Slowdown | None = None) -> list[Suspect]:
     best: dict[str, Suspect] = {}
 
     def add(host: str, score: float, source: SuspectSource, reason: str) -> None:
@@ -564,6 +599,10 @@ def _suspects(found: list[Straggler], slow: list[SlowLink], quiet: Silence) -> l
                 "slow_link",
                 f"on {len(links)} slow pair(s): {', '.join(links[:4])}",
             )
+    for c in [c for c in slowdown.causes if c.score >= SLOWDOWN_SUSPECT] if slowdown is not None else []:
+        add(c.host, 0.9 * c.score, "slowdown",
+            f"its own pipeline step grew {c.ratio:.1f}x ({c.before_s * 1e3:.0f} -> {c.after_s * 1e3:.0f} ms) when the "
+            f"job's iteration time rose {slowdown.ratio:.2f}x")
     by_host = {x.host: x for x in quiet.nodes}
     for rank, host in enumerate(quiet.first_quiet):
         add(
@@ -593,6 +632,11 @@ def _summary(f: FlowFindings) -> str:
         parts.append(f"job silent for the last {f.silence.silent_for_s:.0f} s")
     if f.silence.first_quiet:
         parts.append(f"quiet first: {', '.join(f.silence.first_quiet[:3])}")
+    if f.slowdown is not None:
+        sd = f.slowdown
+        parts.append(f"job-wide slowdown {sd.before_s:.2f} s -> {sd.after_s:.2f} s per iteration from flow iteration "
+                     f"{sd.iteration}" + (f", most changed: {', '.join(c.host for c in sd.causes[:3])}"
+                                          if sd.causes else ", no one node's pipeline step changed with it"))
     if not f.flagged:
         parts.append("nothing abnormal in the flows")
     return "; ".join(parts)

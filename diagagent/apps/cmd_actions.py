@@ -60,6 +60,17 @@ def _when(at: datetime | None) -> str:
 
 
 
+def _cited(entry: LedgerEntry) -> str:
+    """The lines the proposal rests on, as kept in the ledger (file:line host rank, then the line); an entry written
+    before lines were kept has only its diagnosis's evidence ids."""
+    if entry.cited:
+        return "\n".join(escape(f"{c.where}\n  {c.text}") for c in entry.cited)
+    if entry.proposal.evidence:
+        return escape(f"{', '.join(entry.proposal.evidence)} (ids of the diagnosis run that proposed it; its lines "
+                      "were not kept)")
+    return "-"
+
+
 def _describe(entry: LedgerEntry, policy: PolicyResult | None = None) -> None:
     """The entry as a table, then its warnings and what blocks it (`policy`: a fresh check, else the stored one)."""
     out = console()
@@ -68,7 +79,7 @@ def _describe(entry: LedgerEntry, policy: PolicyResult | None = None) -> None:
     table.add_column(overflow="fold")
     rows = [("state", _state(entry)), ("kind", entry.proposal.kind), ("target", _target(entry)),
             ("reason", escape(entry.proposal.reason or "-")),
-            ("evidence", escape(", ".join(entry.proposal.evidence) or "-")),
+            ("evidence", _cited(entry)),
             ("proposed", escape(f"by {entry.proposed_by} at {_when(entry.created_at)}"))]
     if entry.decided_by:
         verdict = "rejected" if entry.state == "rejected" else "approved"
@@ -147,20 +158,34 @@ def register(app: typer.Typer) -> None:
         entry_id: int = typer.Argument(..., metavar="ID"),
         json_out: bool = typer.Option(False, "--json", help="Print the entry and its audit trail as JSON."),
     ) -> None:
-        """Show one action: what it does, why, its policy notes, what ran, and its audit trail."""
-        from diagagent.actions import UnknownEntry
+        """Show one action: what it does, the lines it rests on, its policy notes, what approving it would run (while
+        pending) or what ran, and its audit trail."""
+        from diagagent.actions import TemplateError, UnknownEntry, plan
 
-        ledger = _ledger(settings())
+        cfg = settings()
+        ledger = _ledger(cfg)
         try:
             entry = ledger.get(entry_id)
         except UnknownEntry as exc:
             fail(str(exc))
         trail = ledger.audit(entry_id)
+        execution, cannot = None, None
+        if entry.state == "pending":
+            try:
+                execution = plan(entry, cfg)
+            except TemplateError as exc:
+                cannot = f"cannot run under the {cfg.executor} executor: {exc}"
         if json_out:
-            print_json({"entry": entry.model_dump(mode="json"), "audit": [a.model_dump(mode="json") for a in trail]})
+            print_json({"entry": entry.model_dump(mode="json"), "audit": [a.model_dump(mode="json") for a in trail],
+                        "would_run": execution.model_dump(mode="json") if execution else None,
+                        **({"cannot_run": cannot} if cannot else {})})
             return
         _describe(entry)
         out = console()
+        if execution is not None:
+            _print_plan(execution)
+        if cannot:
+            out.print(Text.assemble(("blocked: ", "red"), cannot), soft_wrap=True)
         if entry.commands or entry.output:
             out.print(f"[bold]ran[/] ({entry.executor}):")
             out.print(entry.output, markup=False, highlight=False, soft_wrap=True)

@@ -5,7 +5,9 @@ Proposals go to the Ledger as pending, proposed by the OS user; only another's `
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Group
@@ -14,19 +16,41 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from diagagent.apps.cmd_actions import STATE_STYLE
 from diagagent.apps.common import console, fail, open_bundle, os_user, print_json, settings
 from diagagent.diagnosis import Diagnosis
+
+if TYPE_CHECKING:
+    from diagagent.actions import LedgerEntry
 
 ANALYZER_LABELS = {"logs": "log templates and events (L4)", "health": "health probes", "stacks": "stack clusters",
                    "flows": "flow timeline (LLMPrism)", "schemata": "failure schemata"}
 
 
-def render(d: Diagnosis, ledger_ids: dict[int, int] | None = None) -> Group:
+LLM_UNAVAILABLE = "LLM unavailable, offline playbook answer"
+
+
+def confidence_lines(d: Diagnosis) -> list[str]:
+    """The confidence's why in plain lines: its basis, what raised it (+), what held it down (-), the check."""
+    w = d.confidence_why
+    if w is None:
+        return []
+    return ([f"confidence {w.basis}"] if w.basis else []) + [f"  + {r}" for r in w.raised] + \
+        [f"  - {h}" for h in w.held_down] + ([f"  to settle it: {w.check}"] if w.check else [])
+
+
+def render(d: Diagnosis, entries: Sequence[LedgerEntry | None] = ()) -> Group:
     """The diagnosis as rich renderables: summary, nodes, evidence, schemata, proposals, notes."""
     head = (f"[bold]{escape(d.root_cause)}[/]\n\ncategory [bold]{d.category or '?'}[/]   fault [bold]{d.fault or '?'}[/]   "
             f"confidence [bold]{d.confidence:.0%}[/]   stage {d.stage or '?'}   iteration "
             f"{d.iteration if d.iteration is not None else '?'}")
+    why = confidence_lines(d)
+    if why:
+        head += "\n\n" + escape("\n".join(why))
     parts: list = [Panel(head, title=f"job {d.job_id} ({d.status})", title_align="left", border_style="red")]
+    if d.llm_unavailable:
+        parts.insert(0, Panel(Text(f"{LLM_UNAVAILABLE}: {d.llm_unavailable}"), border_style="bold yellow",
+                              title="LLM unavailable", title_align="left"))
     if d.faulty_nodes:
         nodes = Table(title="faulty nodes", title_justify="left", expand=True)
         nodes.add_column("host", style="bold")
@@ -52,17 +76,21 @@ def render(d: Diagnosis, ledger_ids: dict[int, int] | None = None) -> Group:
             sch.add_row(s.schema_id, Text(s.title), f"{s.score:.2f}")
         parts.append(sch)
     if d.proposals:
-        prop = Table(title="proposed actions (pending an authorized operator)", title_justify="left", expand=True)
-        for col in ("ledger id", "action", "target", "reason"):
+        recorded = any(e is not None for e in entries)
+        title = "proposed actions, as the ledger has them now" if recorded else "proposed actions (not recorded)"
+        prop = Table(title=title, title_justify="left", expand=True)
+        for col in ("ledger", "action", "target", "reason"):
             prop.add_column(col, ratio=2 if col == "reason" else None)
         for i, p in enumerate(d.proposals):
             target = {"evict": ", ".join(p.nodes), "restart": f"step {p.from_step}",
                       "rollback": p.to_commit or ""}.get(p.kind, "")
-            lid = str((ledger_ids or {}).get(i, "-"))
+            entry = entries[i] if i < len(entries) else None
+            state = Text("-") if entry is None else Text.assemble(f"#{entry.id} ", (entry.state, STATE_STYLE.get(
+                entry.state, "")), f" by {entry.decided_by}" if entry.decided_by else "")
             reason = Text(p.reason)
             if p.warnings:
                 reason.append(f" ({'; '.join(p.warnings)})", style="yellow")
-            prop.add_row(lid, p.kind, Text(target), reason)
+            prop.add_row(state, p.kind, Text(target), reason)
         parts.append(prop)
     if d.notes:
         parts.append(Panel(Text("\n".join(f"- {n}" for n in d.notes)), title="not checked / to check", title_align="left",
@@ -92,8 +120,6 @@ def register(app: typer.Typer) -> None:
                 report_format(report)
             except UnsupportedReportFormat as exc:
                 fail(str(exc))
-        if llm and not cfg.llm_base_url:
-            console(stderr=True).print("[yellow]--llm: no DIAGAGENT_LLM_BASE_URL configured; the playbook answers[/]")
         with open_bundle(target, cfg) as bundle:
             progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                                 console=console(stderr=True), transient=True, disable=json_out)
@@ -110,26 +136,35 @@ def register(app: typer.Typer) -> None:
             with progress:
                 session = Session(bundle, cfg, on_event=on_event, use_llm=llm and bool(cfg.llm_base_url))
                 d = session.diagnose()
-            ledger_ids = _submit(d, cfg, bundle.job) if submit and d.proposals else {}
+            if llm and not cfg.llm_base_url:
+                d = d.model_copy(update={"llm_unavailable": "--llm, but no DIAGAGENT_LLM_BASE_URL is configured"})
+            if d.llm_unavailable:
+                console(stderr=True).print(Text.assemble((f"{LLM_UNAVAILABLE}: ", "bold yellow"), d.llm_unavailable),
+                                           soft_wrap=True)
+            entries = _ledger_entries(d, cfg, bundle.job, submit) if d.proposals else []
             if report is not None:
                 from diagagent.apps.report import write_report
 
-                write_report(d, bundle, report, analyses=session.ctx.analyses)
+                write_report(d, bundle, report, analyses=session.ctx.analyses, entries=entries)
             if json_out:
                 print_json(d)
                 return
-            console().print(render(d, ledger_ids))
-            if ledger_ids:
+            console().print(render(d, entries))
+            if any(e is not None and e.state == "pending" for e in entries):
                 console().print("approve with [bold]diagagent actions approve ID[/] (see [bold]diagagent actions "
                                 "show ID[/] for exactly what runs)")
             if report is not None:
                 console().print(f"report written to {report}")
 
 
-def _submit(d: Diagnosis, cfg, job) -> dict[int, int]:
-    """Record the proposals as pending, proposed by whoever ran the diagnosis: they cannot also approve them."""
+def _ledger_entries(d: Diagnosis, cfg, job, submit: bool) -> list[LedgerEntry | None]:
+    """Each proposal's ledger entry as it stands now. With `submit`, a new one is recorded as pending, proposed by
+    whoever ran the diagnosis (they cannot also approve it), and an action proposed before comes back in whatever
+    state it reached; without, only what is already recorded is looked up."""
     from diagagent.actions import Ledger
 
     ledger = Ledger.from_settings(cfg)
+    if not submit:
+        return [ledger.find(d.job_id, p) for p in d.proposals]
     proposer = os_user()
-    return {i: ledger.submit(d.job_id, p, proposer, job=job).id for i, p in enumerate(d.proposals)}
+    return [ledger.submit(d.job_id, p, proposer, job=job, evidence=d.evidence) for p in d.proposals]

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def simulate(
         out: Path | None = typer.Argument(
-            None, help="Directory to write the bundle into (created; an earlier bundle there is replaced)."
+            None, help="Directory to write the bundle into: created, empty, or one simulate wrote (replaced)."
         ),
         fault: str | None = typer.Option(None, "--fault", "-f", help="Fault id (see --list)."),
         nodes: int = typer.Option(8, "--nodes", "-n", min=1, help="Number of nodes in the job."),
@@ -35,6 +35,9 @@ def register(app: typer.Typer) -> None:
         job_id: str | None = typer.Option(None, "--job-id", help="The job id written into job.yaml."),
         compress: bool | None = typer.Option(
             None, "--compress/--no-compress", help="gzip the logs (default: chosen by seed and size)."
+        ),
+        force: bool = typer.Option(
+            False, "--force", help="Write into a folder simulate did not write (its bundle parts are replaced)."
         ),
         list_faults: bool = typer.Option(
             False, "--list", help="Print the fault ids, one per line, and exit."
@@ -80,6 +83,7 @@ def register(app: typer.Typer) -> None:
                     job_id=job_id,
                     compress=compress,
                     progress=on_progress,
+                    force=force,
                 )
             except ValueError as exc:
                 fail(str(exc))

@@ -15,7 +15,9 @@ from diagagent.analysis.logparse import line_kind, split_header, stage_of_words
 from diagagent.config import Settings
 from diagagent.contract import Diagnosis, Evidence, EvidenceRole, NodeScore, SchemaMatch
 from diagagent.diagnosis.analyses import INCOMPLETE_CONFIDENCE, Analyses, ProgressSink
+from diagagent.diagnosis.confidence import explain
 from diagagent.diagnosis.differential import Decision, Hit, Line, decide, match_lines
+from diagagent.diagnosis.slow import slow_is_not_a_hang
 from diagagent.telemetry import Bundle
 
 if TYPE_CHECKING:
@@ -485,6 +487,13 @@ def _notes(a: Analyses, decision: Decision, named: list[NodeScore]) -> list[str]
     return notes
 
 
+def _stack_evidence(a: Analyses) -> bool:
+    """Stack dumps that show where ranks were: py-spy outlier clusters, or dumps printed in the logs."""
+    stacks = a.stacks
+    clustered = stacks is not None and stacks.present and any(c.role == "outlier" for c in stacks.clusters)
+    return clustered or bool(a.logs is not None and a.logs.thread_dumps)
+
+
 def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Analyses | None = None,
              on_progress: ProgressSink | None = None) -> Diagnosis:
     """The offline diagnosis of one bundle: every analyzer that has data, the schema cache, and proposals."""
@@ -507,6 +516,8 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     tied = len(hits) > 1 and hits[1].score >= hit.score - SCHEMA_TIE and (
         hits[1].failure_schema.category != hit.failure_schema.category)
     decision = _decide(a, sig_hits, None if tied else hit)  # two categories' schemata that match alike tell neither
+    decision = slow_is_not_a_hang(decision, bundle.job.status, _stack_evidence(a),
+                                  a.signatures.confidence["unsure"] if a.signatures is not None else 0.05)
     # each fault's schema: the best match where it names that fault (its title says Xid 94, not just ECC)
     schemata = {**a.fault_schemata, **{h.fault: h.failure_schema for h in reversed(hits)}}
     fault_schema = schemata.get(decision.fault) if decision.fault else None
@@ -533,7 +544,8 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
                               template_overlap=h.template_overlap) for h in hits],
         notes=_notes(a, decision, named) + (
             [f"stage: the logs do not show it; {stage} is where {decision.fault} usually happens"] if assumed else []),
-        candidates=decision.candidates, check=decision.check)
+        candidates=decision.candidates, check=decision.check,
+        confidence_why=explain(a, decision, named, fault_schema, confidence))
     diagnosis.proposals = propose(diagnosis, bundle.job, eviction_hosts=a.eviction_hosts(),
                                   new_code_suspected=a.new_code_suspected(diagnosis))
     return diagnosis

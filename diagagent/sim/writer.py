@@ -28,13 +28,29 @@ Progress = Callable[[str, int, int], None]  # (part, done, total)
 _OWNED = ("logs", "flows", "stacks", "probes", "job.yaml", "truth.json")
 
 
-def _prepare(out: Path) -> None:
-    """An empty or missing dir, or an earlier bundle (its parts are replaced); anything else is refused."""
+def _written_by_simulate(out: Path) -> bool:
+    """A truth.json that `simulate` wrote (it names the simulator's version): the bundle beside it is simulated."""
+    try:
+        data = json.loads((out / "truth.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and bool(data.get("sim_version"))
+
+
+def _prepare(out: Path, force: bool = False) -> None:
+    """An empty or missing dir, or a bundle `simulate` wrote (its parts are replaced); anything else only with
+    `force` (then the bundle's parts there are replaced; other files stay)."""
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out} exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
-        if not (out / "job.yaml").is_file():
-            raise ValueError(f"{out} is not empty and holds no bundle (job.yaml); refusing to write into it")
+        if not force and not _written_by_simulate(out):
+            held = sorted(p.name for p in out.iterdir())
+            shown = ", ".join(held[:6]) + (f" (+{len(held) - 6} more)" if len(held) > 6 else "")
+            raise ValueError(
+                f"{out} is not empty ({shown}) and was not written by simulate (no truth.json naming a sim_version); "
+                "refusing to write into it: a real bundle there would be lost. Pick an empty folder, or --force "
+                f"to replace its {', '.join(_OWNED)}"
+            )
         for name in _OWNED:
             p = out / name
             if p.is_dir():
@@ -117,8 +133,12 @@ def simulate(
     job_id: str | None = None,
     compress: bool | None = None,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> Truth:
-    """Write a bundle for `fault` on `nodes` nodes into `out` and return its truth (also written as truth.json)."""
+    """Write a bundle for `fault` on `nodes` nodes into `out` and return its truth (also written as truth.json).
+
+    `out` must be missing, empty or a bundle `simulate` wrote (it is replaced); anything else raises ValueError
+    unless `force`, so a real bundle is never overwritten by accident."""
     from diagagent.sim import SIM_VERSION
 
     spec = fault_spec(fault)
@@ -131,7 +151,7 @@ def simulate(
     inc = tell(plan)
     deaths = spread(plan, inc)
     t_end = (max(d.ts for d in deaths.values()) + 4.0) if deaths else (inc.t_capture or inc.t_fault)
-    _prepare(out)
+    _prepare(out, force)
     ext = ".gz" if plan.compress else ""
     cites: list[LineRef] = []
     dirs: set[str] = set()

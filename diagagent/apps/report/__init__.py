@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from diagagent.actions import LedgerEntry
     from diagagent.diagnosis import Diagnosis
     from diagagent.diagnosis.analyses import Analyses
     from diagagent.telemetry import Bundle
@@ -36,7 +39,12 @@ def report_format(out: Path) -> str:
 
 
 def write_report(
-    diagnosis: Diagnosis, bundle: Bundle, out: Path, *, analyses: Analyses | None = None
+    diagnosis: Diagnosis,
+    bundle: Bundle,
+    out: Path,
+    *,
+    analyses: Analyses | None = None,
+    entries: Sequence[LedgerEntry | None] = (),
 ) -> Path:
     """Write the diagnosis, its evidence in context and its pictures to `out`, and return `out`.
 
@@ -44,7 +52,8 @@ def write_report(
     elsewhere. `.md`/`.markdown`: the PNGs are written to a folder beside it named after it (`OUT_files/` for
     `OUT.md`) and linked relatively, so move the two together. Any other suffix raises UnsupportedReportFormat
     (a ValueError) before anything is computed or written. `analyses`: the incident's `Analyses`, reused so
-    no analyzer runs twice; without it the report runs the analyzers it draws from. A picture that cannot be
+    no analyzer runs twice; without it the report runs the analyzers it draws from. `entries`: each proposal's
+    Ledger entry as it stands now (None: not recorded), so the report shows what is pending and what was decided. A picture that cannot be
     drawn is left out with the reason in its place; it never fails the report.
     """
     out = Path(out)
@@ -55,7 +64,7 @@ def write_report(
         from diagagent.diagnosis.analyses import Analyses
 
         analyses = Analyses(bundle)
-    data = gather(diagnosis, bundle, analyses)
+    data = gather(diagnosis, bundle, analyses, entries)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "html":
         from diagagent.apps.report.html import render_html

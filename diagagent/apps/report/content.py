@@ -5,6 +5,7 @@ Everything from telemetry stays plain text here; the HTML and Markdown writers e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from diagagent.diagnosis import Diagnosis
 from diagagent.telemetry import Bundle, Job
 
 if TYPE_CHECKING:
+    from diagagent.actions import LedgerEntry
     from diagagent.analysis.stacks import StackCluster
     from diagagent.apps.report.figures import Picture
     from diagagent.diagnosis.analyses import Analyses
@@ -23,9 +25,9 @@ MAX_SNIPPETS = 40  # evidence items shown with their context; the rest show the 
 MAX_LINE_CHARS = 400  # a context line longer than this is cut
 MAX_TEXT_CHARS = 2000  # an evidence text longer than this is cut
 FRAMES_SHOWN = 6  # innermost frames shown per stack cluster
-PENDING = (
-    "Pending approval: nothing here has run. Each proposal is recorded in the Ledger as pending and runs "
-    "only after an authorized operator approves it (diagagent actions approve ID)."
+NOT_RECORDED = (
+    "Not recorded in the Ledger when this report was written: nothing here has run. A proposal runs only once "
+    "it is recorded (diagagent diagnose, without --no-submit) and an authorized operator approves it."
 )
 FOOTNOTE = "Text from telemetry is shown as data, exactly as it was logged."
 SCHEMA_HEADER = ["schema", "title", "fault", "category", "score", "similarity", "template overlap"]
@@ -53,6 +55,52 @@ class Snippet:
         ]
 
 
+@dataclass(frozen=True)
+class LedgerState:
+    """A proposal's entry in the Ledger when the report was written: its id, state, and who decided and why."""
+
+    entry_id: int
+    state: str
+    decided: str = ""  # "by alice: dcgmi confirms", for a decided entry
+
+    @property
+    def label(self) -> str:
+        return f"#{self.entry_id} {self.state}" + (f" {self.decided}" if self.decided else "")
+
+
+def ledger_states(entries: Sequence[LedgerEntry | None]) -> list[LedgerState | None]:
+    """The report's view of each proposal's ledger entry (None: not in the ledger)."""
+    out: list[LedgerState | None] = []
+    for e in entries:
+        if e is None:
+            out.append(None)
+            continue
+        decided = ""
+        if e.decided_by:
+            decided = f"by {e.decided_by}" + (f": {e.decision_reason}" if e.decision_reason else "")
+        out.append(LedgerState(entry_id=e.id, state=e.state, decided=decided))
+    return out
+
+
+def ledger_banner(states: list[LedgerState | None], at: str) -> str:
+    """What the Ledger said of the proposals at `at`: how many wait for approval (and how), how many were decided."""
+    known = [s for s in states if s is not None]
+    if not known:
+        return NOT_RECORDED
+    counts: dict[str, int] = {}
+    for s in known:
+        counts[s.state] = counts.get(s.state, 0) + 1
+    said = ", ".join(f"{n} {state}" for state, n in counts.items())
+    text = f"Ledger state at {at}: {said}."
+    pending = [s.entry_id for s in known if s.state == "pending"]
+    if pending:
+        text += (" A pending action runs only after an authorized operator approves it (diagagent actions approve "
+                 f"{pending[0]}); diagagent actions show ID says exactly what it would run.")
+    if len(known) < len(states):
+        text += f" {len(states) - len(known)} proposal(s) were not recorded in the Ledger."
+    return text
+
+
 @dataclass
 class ReportData:
     """Everything one report shows, in plain (unescaped) text and PNG bytes."""
@@ -65,6 +113,7 @@ class ReportData:
     clusters: list[StackCluster] = field(default_factory=list)
     eviction: str = ""
     not_checked: list[str] = field(default_factory=list)  # missing bundle parts, analyzer and report notes
+    ledger: list[LedgerState | None] = field(default_factory=list)  # per proposal, its entry when written
 
     @property
     def title(self) -> str:
@@ -72,8 +121,10 @@ class ReportData:
         return f"Job {self.diagnosis.job_id} ({status}): diagnosis report"
 
 
-def gather(diagnosis: Diagnosis, bundle: Bundle, analyses: Analyses) -> ReportData:
-    """Read the cited lines and draw the pictures; notes say what was missing or could not be read."""
+def gather(diagnosis: Diagnosis, bundle: Bundle, analyses: Analyses,
+           entries: Sequence[LedgerEntry | None] = ()) -> ReportData:
+    """Read the cited lines and draw the pictures; notes say what was missing or could not be read. `entries`: each
+    proposal's Ledger entry as it is now (None, or too few: not recorded)."""
     from diagagent.apps.report.figures import pictures
 
     notes = [PART_MEANING[p] for p in bundle.missing]
@@ -91,6 +142,7 @@ def gather(diagnosis: Diagnosis, bundle: Bundle, analyses: Analyses) -> ReportDa
         clusters=list(stacks.clusters) if stacks is not None else [],
         eviction=eviction,
         not_checked=notes + analyzer_notes + snippet_notes,
+        ledger=ledger_states([*entries, *[None] * (len(diagnosis.proposals) - len(entries))][: len(diagnosis.proposals)]),
     )
 
 
@@ -217,4 +269,21 @@ def summary_fields(d: Diagnosis) -> list[tuple[str, str]]:
         ("confidence", f"{d.confidence:.0%}"),
         ("stage", d.stage or "?"),
         ("iteration", str(d.iteration) if d.iteration is not None else "?"),
+        *([("why that confidence", confidence_text(d))] if d.confidence_why is not None else []),
+        *([("LLM", f"unavailable, offline playbook answer: {d.llm_unavailable}")] if d.llm_unavailable else []),
     ]
+
+
+def confidence_text(d: Diagnosis) -> str:
+    """The confidence's why in one paragraph: its basis, what raised it, what held it down, the check."""
+    w = d.confidence_why
+    if w is None:
+        return ""
+    parts = [w.basis] if w.basis else []
+    if w.raised:
+        parts.append("raised by: " + "; ".join(w.raised))
+    if w.held_down:
+        parts.append("held down by: " + "; ".join(w.held_down))
+    if w.check:
+        parts.append(f"to settle it: {w.check}")
+    return ". ".join(parts)

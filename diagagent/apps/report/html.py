@@ -11,13 +11,14 @@ from html import escape
 from diagagent.apps.report.content import (
     FOOTNOTE,
     MAX_TEXT_CHARS,
-    PENDING,
     SCHEMA_HEADER,
+    LedgerState,
     ReportData,
     Snippet,
     about,
     clip,
     cluster_frames,
+    ledger_banner,
     located,
     schema_rows,
     short_list,
@@ -27,9 +28,10 @@ from diagagent.apps.report.content import (
     where,
 )
 from diagagent.apps.report.figures import Picture
-from diagagent.diagnosis import Diagnosis
 from diagagent.contract import Evidence
+from diagagent.diagnosis import Diagnosis
 
+WIDE_FACT = 40  # a headline fact longer than this gets a line of its own (the confidence's why)
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 CSS = """
 :root { --cause: #c62828; --symptom: #b36b00; --ink: #1d1d1f; --mute: #5f6368; --line: #d9dce1; }
@@ -44,6 +46,8 @@ dl.facts { display: flex; flex-wrap: wrap; gap: 8px 28px; margin: 12px 0; }
 dl.facts div { min-width: 90px; }
 dl.facts dt { color: var(--mute); font-size: .8em; text-transform: uppercase; }
 dl.facts dd { margin: 0; font-weight: 600; }
+dl.facts div.wide { flex-basis: 100%; }
+dl.facts div.wide dd { font-weight: 400; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0; font-size: .92em; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: #f4f5f7; } td.num { text-align: right; white-space: nowrap; } td.host { white-space: nowrap; }
@@ -68,6 +72,7 @@ figure { margin: 12px 0; break-inside: avoid; } figure img { max-width: 100%; he
          border: 1px solid var(--line); } figcaption { color: var(--mute); font-size: .9em; }
 .omitted { color: var(--mute); font-style: italic; }
 .pending { border: 1px solid #e0b400; background: #fffbe6; padding: 8px 12px; border-radius: 6px; }
+.ledger { border: 1px solid #c8ccd0; background: #f6f8fa; padding: 8px 12px; border-radius: 6px; }
 .warn { color: #8a5a00; }
 footer { margin-top: 32px; color: var(--mute); font-size: .8em; }
 @media print {
@@ -88,7 +93,7 @@ def render_html(data: ReportData) -> str:
         _pictures(data.pictures),
         _clusters(data),
         _schemata(d),
-        _proposals(d),
+        _proposals(d, data.ledger, when(data.generated_at)),
         _notes(d.notes + data.not_checked),
         f"<footer>Written by diagagent on {escape(when(data.generated_at))}. {escape(FOOTNOTE)}</footer>",
     ]
@@ -104,7 +109,8 @@ def render_html(data: ReportData) -> str:
 
 def _header(data: ReportData) -> str:
     d, job = data.diagnosis, data.job
-    facts = "".join(f"<div><dt>{escape(k)}</dt><dd>{escape(v)}</dd></div>" for k, v in summary_fields(d))
+    facts = "".join(f'<div class="{"wide" if len(v) > WIDE_FACT else "fact"}"><dt>{escape(k)}</dt><dd>{escape(v)}</dd>'
+                    "</div>" for k, v in summary_fields(d))
     cause = escape(d.root_cause) if d.root_cause else '<span class="omitted">no root cause found</span>'
     return (
         f'<h1>{escape(data.title)}</h1>\n<p class="meta">{escape(about(job))}</p>\n'
@@ -214,7 +220,13 @@ def _schemata(d: Diagnosis) -> str:
     return "<h2>Matched schemata</h2>\n" + _table(SCHEMA_HEADER, rows, {4: "num", 5: "num", 6: "num"})
 
 
-def _proposals(d: Diagnosis) -> str:
+def _ledger_cell(state: LedgerState | None) -> str:
+    if state is None:
+        return '<span class="omitted">not recorded</span>'
+    return f'<b class="state-{escape(state.state)}">{escape(state.label)}</b>'
+
+
+def _proposals(d: Diagnosis, states: list[LedgerState | None], at: str) -> str:
     if not d.proposals:
         return '<h2>Proposed actions</h2>\n<p class="omitted">No action proposed.</p>'
     rows = [
@@ -224,11 +236,14 @@ def _proposals(d: Diagnosis) -> str:
             escape(target(p)),
             escape(p.reason) + "".join(f'<div class="warn">⚠ {escape(w)}</div>' for w in p.warnings),
             _ev_links(p.evidence),
+            _ledger_cell(states[i - 1] if i - 1 < len(states) else None),
         ]
         for i, p in enumerate(d.proposals, 1)
     ]
-    header = ["#", "action", "target", "reason and warnings", "evidence"]
-    return f'<h2>Proposed actions</h2>\n<p class="pending">{escape(PENDING)}</p>\n' + _table(
+    header = ["#", "action", "target", "reason and warnings", "evidence", "in the ledger"]
+    banner = ledger_banner(states, at)
+    waiting = any(s is None or s.state == "pending" for s in states) or len(states) < len(d.proposals)
+    return f'<h2>Proposed actions</h2>\n<p class="{"pending" if waiting else "ledger"}">{escape(banner)}</p>\n' + _table(
         header, rows, {0: "num"}
     )
 

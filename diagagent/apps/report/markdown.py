@@ -12,11 +12,12 @@ from urllib.parse import quote
 from diagagent.apps.report.content import (
     FOOTNOTE,
     MAX_TEXT_CHARS,
-    PENDING,
     SCHEMA_HEADER,
+    LedgerState,
     ReportData,
     Snippet,
     about,
+    ledger_banner,
     clip,
     cluster_frames,
     located,
@@ -70,7 +71,7 @@ def render_markdown(data: ReportData, links: dict[str, str]) -> str:
         *_pictures(data, links),
         *_clusters(data),
         *_schemata(d),
-        *_proposals(d),
+        *_proposals(d, data.ledger, when(data.generated_at)),
         *_notes(d.notes + data.not_checked),
         "---",
         f"_Written by diagagent on {when(data.generated_at)}. {FOOTNOTE}_",
@@ -173,7 +174,11 @@ def _schemata(d: Diagnosis) -> list[str]:
     ]
 
 
-def _proposals(d: Diagnosis) -> list[str]:
+def _ledger_cell(state: LedgerState | None) -> str:
+    return "_not recorded_" if state is None else f"**{text(state.label)}**"
+
+
+def _proposals(d: Diagnosis, states: list[LedgerState | None], at: str) -> list[str]:
     if not d.proposals:
         return ["## Proposed actions", "_No action proposed._"]
     rows = []
@@ -186,12 +191,13 @@ def _proposals(d: Diagnosis) -> list[str]:
                 text(target(p)),
                 text(p.reason) + warnings,
                 _ev_links(p.evidence),
+                _ledger_cell(states[i - 1] if i - 1 < len(states) else None),
             ]
         )
     return [
         "## Proposed actions",
-        f"> **{text(PENDING)}**",
-        table(["#", "action", "target", "reason and warnings", "evidence"], rows),
+        f"> **{text(ledger_banner(states, at))}**",
+        table(["#", "action", "target", "reason and warnings", "evidence", "in the ledger"], rows),
     ]
 
 

@@ -119,7 +119,7 @@ def diagnosis_blocks(d: Diagnosis, ref: JobRef, seconds: float | None = None) ->
     if d.notes:
         blocks.append(context([f"_not checked:_ {prose(clip(n, 400))}" for n in d.notes[:3]]))
     took = f"diagnosed in {seconds:.1f} s · " if seconds is not None else ""
-    footer = f"{took}{len(d.proposals)} proposed action(s) below, pending an approver · ask follow-ups in this thread"
+    footer = f"{took}{len(d.proposals)} proposed action(s) below, each in its ledger state · ask follow-ups in this thread"
     blocks.append(context([footer]))
     return blocks
 

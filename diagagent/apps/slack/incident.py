@@ -160,7 +160,8 @@ class IncidentThreads:
     def _post_proposals(self, client: WebClient, key: ThreadKey, diagnosis: Diagnosis, bundle: Bundle,
                         asked_by: str) -> None:
         for proposal in diagnosis.proposals:
-            entry = self.ledger.submit(diagnosis.job_id, proposal, asked_by, job=bundle.job)
+            entry = self.ledger.submit(diagnosis.job_id, proposal, asked_by, job=bundle.job,
+                                       evidence=diagnosis.evidence)
             _send(client, key[0], key[1], blocks.proposal_text(entry), self.proposal_view(entry))
 
     def proposal_view(self, entry: LedgerEntry) -> list[blocks.Block]:

@@ -139,7 +139,7 @@ def submit_proposals(ledger: Ledger, diagnosis: Diagnosis, job: Job, proposer: s
     """Record the diagnosis's proposals as pending (idempotent) and return all of this job's entries."""
     for proposal in diagnosis.proposals:
         if proposal.kind != "none":
-            ledger.submit(diagnosis.job_id, proposal, proposer, job=job)
+            ledger.submit(diagnosis.job_id, proposal, proposer, job=job, evidence=diagnosis.evidence)
     return ledger.list(job_id=diagnosis.job_id)
 
 
