@@ -83,6 +83,10 @@ def _safe(key: str, title: str, build: Callable[[], tuple[str, bytes]]) -> Pictu
         caption, png = build()
     except Omitted as why:
         return Picture(key, title, omitted=str(why))
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "matplotlib":
+            raise
+        return Picture(key, title, omitted="matplotlib is not installed: pip install 'diagagent[report]'")
     except Exception as exc:  # a picture must never fail the report  # noqa: BLE001
         return Picture(key, title, omitted=f"could not be drawn ({type(exc).__name__}: {str(exc)[:200]})")
     return Picture(key, title, caption=caption, png=png)
