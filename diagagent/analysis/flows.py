@@ -822,7 +822,7 @@ def heatmap_figure(source: FlowFindings | TimelineView, first_iteration: int | N
     its = its + shift
     labelled = len(hosts) <= 64
     height = min(1.6 + (0.17 if labelled else 0.04) * len(hosts), 24.0)
-    fig = Figure(figsize=(min(6.0 + 0.05 * len(its), 16.0), 2 * height), layout="constrained")
+    fig = Figure(figsize=(10.0, 2 * height), layout="constrained")  # the report shows it at 1000 px: no shrinking
     FigureCanvasAgg(fig)
     axes = fig.subplots(2, 1, squeeze=False)
     extent = (its[0] - 0.5, its[-1] + 0.5, len(hosts) - 0.5, -0.5)
