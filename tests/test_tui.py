@@ -198,6 +198,11 @@ def screen_text(app: DiagApp) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", app.export_screenshot())).replace("\xa0", " ")
 
 
+def unwrapped(text: str) -> str:
+    """A detail's text with its wrapped log lines joined again (a continuation starts with '┆ ')."""
+    return re.sub(r"\n *┆ ", "", text)
+
+
 def static_text(app: DiagApp, selector: str) -> str:
     widget = app.screen.query_one(selector, Static)
     content = widget.render()
@@ -262,7 +267,7 @@ async def test_reject_needs_a_reason_and_records_it(shared_state: Path, tmp_path
         await pilot.click("#confirm")  # no reason yet: refused on the screen, nothing decided
         await pilot.pause()
         assert isinstance(app.screen, ConfirmDecision)
-        assert static_text(app, "#confirm-error") == "A rejection needs a reason."
+        assert static_text(app, "#confirm-error") == "A rejection needs a reason: type it above."
         reason = app.screen.query_one("#decision-reason", Input)
         assert reason.has_focus
         reason.value = "checkpoint is suspect"
@@ -330,13 +335,13 @@ async def test_evidence_selection_shows_the_lines_around_it(tiny_app: DiagApp, t
         await settle(pilot)
         await pilot.press("f3")
         await settle(pilot)
-        shown = static_text(tiny_app, "#evidence-lines")
+        shown = unwrapped(static_text(tiny_app, "#evidence-lines"))
         log = (tmp_path / "job-7" / "logs" / "node-102" / "rank-2.log").read_text().splitlines()
         assert f"> 9 │ {log[8]}" in shown
         assert f"  8 │ {log[7]}" in shown and f"  6 │ {log[5]}" in shown and "  5 │" not in shown
         await pilot.press("down", "down")  # e3: the markup-looking line, cited at line 10
         await settle(pilot)
-        assert f">10 │ [rank2]: note {MARKUP}" in static_text(tiny_app, "#evidence-lines")
+        assert f">10 │ [rank2]: note {MARKUP}" in unwrapped(static_text(tiny_app, "#evidence-lines"))
 
 
 async def test_telemetry_that_looks_like_markup_shows_literally(tiny_app: DiagApp) -> None:

@@ -1,4 +1,4 @@
-"""SVG snapshots of the TUI's main screens (pytest-textual-snapshot), at 80x24 and one at 160x48.
+"""SVG snapshots of the TUI's main screens (pytest-textual-snapshot), at 80x24, and at 80x16, 120x30 and 160x48.
 
 They render the canned incident on the tiny bundle from test_tui.py, so they change only when the TUI does, not when
 the analyzers do; nothing on screen depends on the clock or a path. Update with `--snapshot-update`, then look.
@@ -82,3 +82,13 @@ def test_confirm_approve_screen(make_app: Callable[[], DiagApp], snap_compare: S
 
 def test_wide_evidence_screen(make_app: Callable[[], DiagApp], snap_compare: Snap) -> None:
     assert snap_compare(make_app(), terminal_size=(160, 48), run_before=after("f3", "down"))
+
+
+def test_medium_evidence_screen(make_app: Callable[[], DiagApp], snap_compare: Snap) -> None:
+    """120 columns: the table above its details, its text column taking the room the others leave."""
+    assert snap_compare(make_app(), terminal_size=(120, 30), run_before=after("f3"))
+
+
+def test_reject_without_a_reason_screen(make_app: Callable[[], DiagApp], snap_compare: Snap) -> None:
+    """A short terminal: Enter in the empty reason says why nothing happened, above the buttons."""
+    assert snap_compare(make_app(), terminal_size=(80, 16), run_before=after("f6", "r", "enter"))

@@ -841,44 +841,67 @@ def silence(source: FlowSource, top: int = 10) -> SilenceView:
 # --- the picture -------------------------------------------------------------------------------------------
 
 
-def plot_heatmap(source: FlowFindings | TimelineView, out: Path) -> Path:
-    """A node x iteration heatmap: each node's iteration time (top) and compute gap against its peers
-    (bottom), nodes ordered by peer group, suspects marked. Written as PNG with matplotlib's Agg backend."""
-    import matplotlib
+def plot_heatmap(source: FlowFindings | TimelineView, out: Path, first_iteration: int | None = None) -> Path:
+    """A node x iteration heatmap (`heatmap_figure`) written as PNG with matplotlib's Agg backend."""
+    fig = heatmap_figure(source, first_iteration)
+    out = Path(out)
+    fig.savefig(out, dpi=100)
+    return out
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+HEATMAP_MIN_SPREAD = 0.15  # the time colors span at least the median +-15%, so a few % of noise stays faint
+
+
+def heatmap_figure(source: FlowFindings | TimelineView, first_iteration: int | None = None):
+    """Each node's iteration time (top) and compute gap against its peers (bottom), nodes ordered by peer group,
+    suspects marked, and the job's silence after its last iteration. `first_iteration`: the training iteration
+    of the first one the flows show (the x axis is then in training iterations), when the caller knows it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     hosts, its, duration, ratio, marked = _heatmap_data(source)
     if not hosts or not len(its):
         raise ValueError("no iterations to plot: the flows gave no iteration timeline")
-    height = min(2.0 + 0.12 * len(hosts), 40.0)
-    fig, axes = plt.subplots(2, 1, figsize=(min(4.0 + 0.08 * len(its), 30.0), 2 * height), squeeze=False)
+    shift = first_iteration or 0
+    its = its + shift
+    labelled = len(hosts) <= 64
+    height = min(1.6 + (0.17 if labelled else 0.04) * len(hosts), 24.0)
+    fig = Figure(figsize=(10.0, 2 * height), layout="constrained")  # the report shows it at 1000 px: no shrinking
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(2, 1, squeeze=False)
     extent = (its[0] - 0.5, its[-1] + 0.5, len(hosts) - 0.5, -0.5)
     with _nan_quiet():
-        lo, hi = np.nanpercentile(duration, [1, 99]) if np.isfinite(duration).any() else (0.0, 1.0)
+        if np.isfinite(duration).any():
+            lo, med, hi = np.nanpercentile(duration, [1, 50, 99])
+            lo, hi = min(lo, med * (1 - HEATMAP_MIN_SPREAD)), max(hi, med * (1 + HEATMAP_MIN_SPREAD))
+        else:
+            lo, hi = 0.0, 1.0
     panels = (
         (duration, "iteration time per node (s)", "viridis", lo, hi),
         (ratio, "compute gap / median of its peers", "RdBu_r", 0.7, 1.3),
     )
+    silence = source.silence if isinstance(source, FlowFindings) else None
+    xlabel = "training iteration" if first_iteration is not None else "iteration, counted from the first in the flows"
     for ax, (data, title, cmap, vmin, vmax) in zip(axes[:, 0], panels, strict=True):
         image = ax.imshow(
             data, aspect="auto", interpolation="nearest", cmap=cmap, vmin=vmin, vmax=vmax, extent=extent
         )
         fig.colorbar(image, ax=ax, fraction=0.03)
-        ax.set_title(title)
-        ax.set_xlabel("iteration")
-        if len(hosts) <= 64:
-            ax.set_yticks(range(len(hosts)), [("* " if h in marked else "") + h for h in hosts], fontsize=7)
+        ax.set_title(title, fontsize=11)
+        ax.set_xlabel(xlabel, fontsize=10)
+        ax.tick_params(axis="x", labelsize=9)
+        if labelled:
+            ax.set_yticks(range(len(hosts)), [("* " if h in marked else "") + h for h in hosts], fontsize=9)
         else:
             ax.set_yticks(
-                [i for i, h in enumerate(hosts) if h in marked], [h for h in hosts if h in marked], fontsize=7
+                [i for i, h in enumerate(hosts) if h in marked], [h for h in hosts if h in marked], fontsize=9
             )
-    fig.tight_layout()
-    out = Path(out)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out
+        if silence is not None and silence.stopped and silence.silent_for_s:
+            ax.axvline(its[-1] + 0.5, color="#d62728", lw=2)
+            ax.annotate(f"then silent {silence.silent_for_s:.0f} s", (1.0, 1.0), xycoords="axes fraction",
+                        xytext=(-4, 4), textcoords="offset points", ha="right", va="bottom", fontsize=9,
+                        color="#d62728", fontweight="bold")
+    return fig
 
 
 def _heatmap_data(

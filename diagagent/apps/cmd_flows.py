@@ -136,6 +136,8 @@ def register(app: typer.Typer) -> None:
                 written = plot_heatmap(findings, plot)
             except (ValueError, OSError) as exc:
                 fail(f"cannot draw the heatmap: {exc}")
+            except ModuleNotFoundError as exc:
+                fail(f"cannot draw the heatmap: {exc.name} is not installed: pip install 'diagagent[report]'")
             console(stderr=True).print(f"heatmap written to {written}")
 
 

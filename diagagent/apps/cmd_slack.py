@@ -44,8 +44,11 @@ def register(app: typer.Typer) -> None:
         path: str = typer.Option("/slack/events", "--path", help="HTTP mode: the request URL path."),
     ) -> None:
         """Run the Slack bot: @mention it, DM it, or /diagagent 42; it answers in a thread with approval buttons."""
-        from slack_bolt.error import BoltError
-        from slack_sdk.errors import SlackClientError
+        try:
+            from slack_bolt.error import BoltError
+            from slack_sdk.errors import SlackClientError
+        except ModuleNotFoundError as exc:
+            fail(f"the Slack bot needs {exc.name}, which is not installed: pip install 'diagagent[slack]'")
 
         from diagagent.apps.slack.app import SetupError, build_app
 

@@ -7,10 +7,8 @@ drawn becomes a `Picture` that says why, so the report goes on without it.
 from __future__ import annotations
 
 import io
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from diagagent.apps.report.content import when
@@ -68,7 +66,7 @@ class Mark:
 def pictures(diagnosis: Diagnosis, analyses: Analyses) -> list[Picture]:
     """The three pictures, each drawn or omitted with its reason; none raises."""
     return [
-        _safe("heatmap", "Iteration heatmap (flows)", lambda: heatmap_picture(analyses)),
+        _safe("heatmap", "Iteration heatmap (flows)", lambda: heatmap_picture(analyses, diagnosis)),
         _safe("stacks", "Stack clusters", lambda: stacks_picture(analyses)),
         _safe("timeline", "Event timeline across nodes", lambda: timeline_picture(diagnosis, analyses)),
     ]
@@ -83,6 +81,10 @@ def _safe(key: str, title: str, build: Callable[[], tuple[str, bytes]]) -> Pictu
         caption, png = build()
     except Omitted as why:
         return Picture(key, title, omitted=str(why))
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "matplotlib":
+            raise
+        return Picture(key, title, omitted="matplotlib is not installed: pip install 'diagagent[report]'")
     except Exception as exc:  # a picture must never fail the report  # noqa: BLE001
         return Picture(key, title, omitted=f"could not be drawn ({type(exc).__name__}: {str(exc)[:200]})")
     return Picture(key, title, caption=caption, png=png)
@@ -98,8 +100,9 @@ def _absent(analyses: Analyses, part: Part, what: str) -> Omitted:
 # --- heatmap ------------------------------------------------------------------------------------------------
 
 
-def heatmap_picture(analyses: Analyses) -> tuple[str, bytes]:
-    """(caption, PNG) of the flows' node x iteration heatmap (`plot_heatmap`)."""
+def heatmap_picture(analyses: Analyses, diagnosis: Diagnosis | None = None) -> tuple[str, bytes]:
+    """(caption, PNG) of the flows' node x iteration heatmap (`heatmap_figure`): in training iterations when the
+    flows stop with the job and the diagnosis names the iteration it failed at (the last one in the flows)."""
     flows = analyses.flows if analyses.bundle.has("flows") else None
     if flows is None:
         raise _absent(analyses, "flows", "network flows")
@@ -108,13 +111,21 @@ def heatmap_picture(analyses: Analyses) -> tuple[str, bytes]:
         raise Omitted(
             f"the flows gave no iteration timeline ({flows.note or flows.summary or 'no iterations'})"
         )
-    from diagagent.analysis.flows import plot_heatmap
+    from diagagent.analysis.flows import heatmap_figure
 
-    with tempfile.TemporaryDirectory(prefix="diagagent-report-") as tmp:
-        png = plot_heatmap(flows, Path(tmp) / "heatmap.png").read_bytes()
+    first = None
+    failed_at = diagnosis.iteration if diagnosis is not None else None
+    if failed_at is not None and flows.silence.stopped and failed_at >= tl.iterations - 1:
+        first = failed_at - (tl.iterations - 1)
+    png = _png(heatmap_figure(flows, first))
     caption = (
         "Each node's time per iteration (top) and its compute gap against its peers (bottom), nodes "
-        "ordered by peer group; * marks a suspect. " + flows.summary
+        "ordered by peer group; * marks a suspect"
+        + (f"; iterations numbered so that the last one the flows show is {failed_at}, where the job failed"
+           if first is not None else "; iterations counted from the first the flows show")
+        + (f"; the red line marks where the job went silent for {flows.silence.silent_for_s:.0f} s"
+           if flows.silence.stopped and flows.silence.silent_for_s else "")
+        + ". " + flows.summary
     )
     return caption.strip(), png
 
@@ -139,11 +150,16 @@ def stacks_picture(analyses: Analyses) -> tuple[str, bytes]:
 
 def stack_clusters_png(clusters: list[StackCluster]) -> bytes:
     """A bar per cluster (ranks in it), healthy first, outliers red, labelled with the innermost frame."""
+    return _png(stack_clusters_figure(clusters))
+
+
+def stack_clusters_figure(clusters: list[StackCluster]) -> Figure:
+    """The figure behind `stack_clusters_png`: labels on two lines, counts clipped to the axes."""
     ordered = sorted(clusters, key=lambda c: (c.role != "healthy", -len(c.ranks)))
     shown, hidden = ordered[:MAX_CLUSTERS], ordered[MAX_CLUSTERS:]
     sizes = [max(len(c.ranks), 1) for c in shown]
-    labels = [_plain(_cut(f"ranks {c.ranks_text}: {c.top}", LABEL_CHARS)) for c in shown]
-    fig = _figure(10.0, 1.2 + 0.42 * len(shown))
+    labels = [_plain(_label(c)) for c in shown]
+    fig = _figure(11.0, 1.4 + 0.55 * len(shown))
     ax = fig.add_subplot()
     y = list(range(len(shown)))
     ax.barh(y, sizes, color=[OUTLIER if c.role == "outlier" else HEALTHY for c in shown])
@@ -159,7 +175,14 @@ def stack_clusters_png(clusters: list[StackCluster]) -> bytes:
     title = "stack clusters: healthy (blue) vs outliers (red)"
     ax.set_title(title + (f"; {len(hidden)} smaller cluster(s) not drawn" if hidden else ""), fontsize=10)
     ax.margins(x=0.3)
-    return _png(fig)
+    for note in ax.texts:
+        note.set_clip_on(True)  # a count past the axes' edge is cut there, never past the picture's
+    return fig
+
+
+def _label(c: StackCluster) -> str:
+    """A cluster's bar label on two short lines: its ranks, then its innermost frame."""
+    return f"{_cut(f'ranks {c.ranks_text}', LABEL_CHARS // 2)}\n{_cut(c.top, LABEL_CHARS // 2)}"
 
 
 # --- timeline -----------------------------------------------------------------------------------------------

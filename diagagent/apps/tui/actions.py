@@ -64,6 +64,8 @@ class ActionsPane(TablePane):
     """Ledger entries of this job; `a` / `r` (or the buttons) ask the app to confirm a decision."""
 
     COLUMNS = ("#", "state", "action", "target", "notes")
+    FLEX = "notes"
+    CAPS = {"target": 28}  # noqa: RUF012 - read-only
     PLACEHOLDER = "Proposed actions appear here once the diagnosis is ready."
     # not in the footer (it is full at 80 columns): the buttons show these keys
     BINDINGS: ClassVar[list[BindingType]] = [Binding("a", "decide('approve')", "Approve…", show=False),
@@ -87,17 +89,15 @@ class ActionsPane(TablePane):
         yield Static(id="action-status")
 
     def load(self, entries: tuple[LedgerEntry, ...]) -> None:
-        keep = self.table.cursor_row
         self.entries = {e.id: e for e in entries}
-        self.table.clear()
+        rows = []
         for e in entries:
             notes = len(set(e.proposal.warnings + e.policy_warnings))
             cell = (f"{len(e.violations)} blocking" if e.violations else f"{notes} warning(s)" if notes else "")
-            self.table.add_row(Text(str(e.id)), Text(e.state, STATE_STYLE[e.state]), Text(e.proposal.kind),
-                               Text(target(e.proposal)), Text(cell, "red" if e.violations else "yellow"),
-                               key=str(e.id))
+            rows.append((str(e.id), (Text(str(e.id)), Text(e.state, STATE_STYLE[e.state]), Text(e.proposal.kind),
+                                     Text(target(e.proposal)), Text(cell, "red" if e.violations else "yellow"))))
+        self.set_rows(rows)
         if entries:
-            self.table.move_cursor(row=min(keep, len(entries) - 1))
             selected = self.selected()
             if selected is not None:
                 self.show_detail(entry_detail(selected))

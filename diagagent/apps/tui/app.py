@@ -46,6 +46,8 @@ from diagagent.config import Settings
 from diagagent.telemetry import Bundle
 
 PARTS = ("logs", "flows", "stacks", "probes")
+WIDE_COLUMNS = 160  # from this width the evidence and node details sit beside their tables (below 160 the text
+# column of a half-width table would be a few characters wide)
 # how the app gets its Incident (blocking; run in a thread): `gather` by default, fixed data in snapshot tests
 IncidentSource = Callable[[Session, Ledger, str], Incident]
 # pane id -> the widget that takes focus when the pane is shown
@@ -67,7 +69,7 @@ class DiagApp(App[None]):
     CSS_PATH = "tui.tcss"
     TITLE = "diagagent"
     ENABLE_COMMAND_PALETTE = False
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (120, "-wide")]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (WIDE_COLUMNS, "-wide")]
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1", "help", "Help"),
         Binding("f2", "show_pane('chat')", "Chat"),
@@ -269,11 +271,9 @@ class DiagApp(App[None]):
                                                self.settings, decision.reason)
             else:
                 done = await asyncio.to_thread(self.ledger.reject, decision.entry_id, self.actor, decision.reason)
-        except NotAuthorized as exc:
-            self.notify(f"{verb.capitalize()} refused: {exc}", severity="error", markup=False)
+        except NotAuthorized as exc:  # said in the status line only: a toast would cover it
             return Text(f"{verb.capitalize()} refused: {exc} (the attempt is in the audit trail)", "bold red")
         except (LedgerError, PolicyUnchecked) as exc:
-            self.notify(f"{verb.capitalize()} refused: {exc}", severity="error", markup=False)
             return Text(f"{verb.capitalize()} refused: {exc}", "bold red")
         if done.state == "failed":
             return Text(f"Action #{done.id} approved by {self.user} but failed: see what ran above.", "bold red")

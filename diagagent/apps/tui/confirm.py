@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -82,8 +82,16 @@ def confirm_text(entry: LedgerEntry, kind: DecisionKind, execution: ExecutionPla
     return text
 
 
+CHROME_ROWS = 10  # the dialog's rows besides its body: border, reason, error line, buttons, margins
+
+
 class ConfirmDecision(ModalScreen[Decision | None]):
-    """Asks for an explicit yes; Cancel (or Escape) is focused first, so a stray Enter decides nothing."""
+    """Asks for an explicit yes; Cancel (or Escape) is focused first, so a stray Enter decides nothing.
+
+    Focus cycles reason -> decide -> Cancel; text typed while a button has focus goes into the reason (Space
+    and Enter still press the button), so nothing typed is lost. The body shrinks (and scrolls) on a short
+    screen so the reason, its error and the buttons always show.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
@@ -98,10 +106,10 @@ class ConfirmDecision(ModalScreen[Decision | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-dialog", classes=f"-{self.kind}"):
-            with VerticalScroll(id="confirm-body"):
+            with VerticalScroll(id="confirm-body", can_focus=False):
                 yield Static(self.body, id="confirm-text")
             yield Input(placeholder="Why reject it? (required)" if self.kind == "reject" else "Why? (optional)",
-                        id="decision-reason", compact=True)
+                        id="decision-reason", compact=True, select_on_focus=False)
             yield Static(id="confirm-error")
             with Horizontal(id="confirm-buttons"):
                 label = "Approve and run" if self.kind == "approve" else "Reject"
@@ -111,24 +119,54 @@ class ConfirmDecision(ModalScreen[Decision | None]):
 
     def on_mount(self) -> None:
         self.query_one("#decision-reason" if self.kind == "reject" else "#cancel").focus()
+        self._fit_body()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_body()
+
+    def _fit_body(self) -> None:
+        self.query_one("#confirm-body").styles.max_height = max(3, int(self.size.height * 0.9) - CHROME_ROWS)
+
+    def on_key(self, event: events.Key) -> None:
+        """A character typed on a button belongs to the reason: move it there instead of losing it."""
+        field = self.query_one("#decision-reason", Input)
+        if isinstance(self.focused, Button) and event.is_printable and event.character not in (None, " "):
+            event.stop()
+            event.prevent_default()
+            field.focus()
+            field.insert_text_at_cursor(event.character)
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
 
+    def _missing_reason(self) -> bool:
+        """A rejection without a reason: say so under the field (visibly, with a bell) and keep the focus there."""
+        field = self.query_one("#decision-reason", Input)
+        if self.kind != "reject" or field.value.strip():
+            return False
+        field.focus()
+        self.query_one("#confirm-error", Static).update(Text("A rejection needs a reason: type it above.", "bold red"))
+        self.query_one("#confirm-error").scroll_visible(animate=False)
+        self.app.bell()
+        return True
+
     @on(Button.Pressed, "#confirm")
     def _confirm(self) -> None:
-        field = self.query_one("#decision-reason", Input)
-        reason = field.value.strip()
-        if self.kind == "reject" and not reason:
-            field.focus()
-            self.query_one("#confirm-error", Static).update(Text("A rejection needs a reason.", "bold red"))
+        if self._missing_reason():
             return
+        reason = self.query_one("#decision-reason", Input).value.strip()
         self.dismiss(Decision(self.kind, self.entry.id, reason))
+
+    @on(Input.Changed, "#decision-reason")
+    def _reason_changed(self, event: Input.Changed) -> None:
+        if event.value.strip():
+            self.query_one("#confirm-error", Static).update("")
 
     @on(Input.Submitted, "#decision-reason")
     def _reason_submitted(self) -> None:
-        self.query_one("#confirm", Button).focus()
+        if not self._missing_reason():
+            self.query_one("#confirm", Button).focus()
 
 
 __all__ = ["ConfirmDecision", "Decision", "confirm_text", "plan_text"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from rich.cells import chop_cells
 from rich.text import Text
 from textual import work
 
@@ -28,8 +29,11 @@ def where(e: Evidence) -> str:
     return e.file or e.host or e.kind
 
 
-def context_text(e: Evidence, lines: list[tuple[int, str]] | None, error: str = "") -> Text:
-    """The evidence's header, why it matters, and its numbered lines with the cited one marked."""
+def context_text(e: Evidence, lines: list[tuple[int, str]] | None, error: str = "", width: int = 0) -> Text:
+    """The evidence's header, why it matters, and its numbered lines with the cited one marked.
+
+    With a `width`, a long log line wraps under its gutter (never cut at the pane's edge), so it reads whole.
+    """
     text = Text.assemble((e.id, "bold"), " ", (e.role, ROLE_STYLE.get(e.role, "")), f" {e.kind}  ",
                          (where(e), "cyan"))
     if e.host and e.file:
@@ -39,18 +43,22 @@ def context_text(e: Evidence, lines: list[tuple[int, str]] | None, error: str = 
     if error:
         text.append(f"\n{error}", "red")
     elif lines:
-        width = len(str(lines[-1][0]))
+        digits = len(str(lines[-1][0]))
+        room = width - digits - 4  # '>' + number + ' │ '
         for n, line in lines:
             cited = n == e.line
-            text.append("\n")
-            text.append(f"{'>' if cited else ' '}{n:>{width}} │ ", "bold" if cited else "dim")
-            text.append(line[:MAX_LINE_CHARS], "bold reverse" if cited else "")
+            line = line[:MAX_LINE_CHARS].expandtabs(4)
+            parts = chop_cells(line, room) if room >= 10 and line else [line]
+            for i, part in enumerate(parts):
+                text.append("\n")
+                gutter = f"{'>' if cited else ' '}{n:>{digits}} │ " if i == 0 else f"{' ' * (digits + 1)} ┆ "
+                text.append(gutter, "bold" if cited else "dim")
+                text.append(part, "bold reverse" if cited else "")
     else:
         text.append("\n")
         text.append(e.text[:MAX_LINE_CHARS * 4])
         if not e.file:
             text.append(f"\n\n(a {e.kind} fact: no single log line to show)", "dim")
-    text.no_wrap = True
     return text
 
 
@@ -58,19 +66,21 @@ class EvidencePane(TablePane):
     """Evidence table plus the context of the highlighted row."""
 
     COLUMNS = ("id", "role", "where", "text")
+    FLEX = "text"
+    CAPS = {"id": 5, "role": 8, "where": 26}  # noqa: RUF012 - read-only
+    KEEP_END = frozenset({"where"})
     PLACEHOLDER = "The evidence appears here once the diagnosis is ready."
 
     def __init__(self, read_lines: LineReader) -> None:
         super().__init__("evidence")
         self.read_lines = read_lines
         self.evidence: dict[str, Evidence] = {}
+        self.shown: Evidence | None = None
 
     def load(self, evidence: list[Evidence]) -> None:
         self.evidence = {e.id: e for e in evidence}
-        self.table.clear()
-        for e in evidence:
-            self.table.add_row(Text(e.id, "bold"), Text(e.role, ROLE_STYLE.get(e.role, "")),
-                               Text(where(e), "cyan"), Text(e.text[:MAX_CELL_CHARS].replace("\n", " ")), key=e.id)
+        self.set_rows([(e.id, (Text(e.id, "bold"), Text(e.role, ROLE_STYLE.get(e.role, "")),
+                               Text(where(e), "cyan"), Text(e.text[:MAX_CELL_CHARS]))) for e in evidence])
         if not evidence:
             self.show_detail(Text("This diagnosis cites no evidence."))
 
@@ -78,8 +88,13 @@ class EvidencePane(TablePane):
         if key in self.evidence:
             self.show_context(self.evidence[key])
 
+    def relayout_detail(self) -> None:
+        if self.shown is not None:
+            self.show_context(self.shown)
+
     @work(exclusive=True, group="evidence-context")
     async def show_context(self, e: Evidence) -> None:
+        self.shown = e
         lines: list[tuple[int, str]] | None = None
         error = ""
         if e.file and e.line:
@@ -88,7 +103,7 @@ class EvidencePane(TablePane):
                 lines = await asyncio.to_thread(self.read_lines, e.file, e.line, context)
             except OSError as exc:
                 error = f"cannot read {e.file}: {exc.strerror or exc}"
-        self.show_detail(context_text(e, lines, error))
+        self.show_detail(context_text(e, lines, error, self.detail_width))
 
 
 __all__ = ["EvidencePane", "context_text"]

@@ -36,6 +36,8 @@ class NodesPane(TablePane):
     """Node table plus the highlighted node's signals."""
 
     COLUMNS = ("host", "verdict", "suspect", "why")
+    FLEX = "why"
+    CAPS = {"host": 24}  # noqa: RUF012 - read-only
     PLACEHOLDER = "Node verdicts appear here once the diagnosis is ready."
 
     def __init__(self) -> None:
@@ -44,12 +46,13 @@ class NodesPane(TablePane):
 
     def load(self, nodes: tuple[NodeStatus, ...]) -> None:
         self.nodes = {n.host: n for n in nodes}
-        self.table.clear()
+        rows = []
         for n in nodes:
             score = Text(f"{n.suspect.score:.2f}", "bold red") if n.suspect else Text("")
             why = n.suspect.reason if n.suspect else n.probe_reason
-            self.table.add_row(Text(n.host, "bold" if n.suspect else ""),
-                               Text(n.verdict, VERDICT_STYLE.get(n.verdict, "")), score, Text(why[:160]), key=n.host)
+            rows.append((n.host, (Text(n.host, "bold" if n.suspect else ""),
+                                  Text(n.verdict, VERDICT_STYLE.get(n.verdict, "")), score, Text(why[:160]))))
+        self.set_rows(rows)
 
     def row_highlighted(self, key: str) -> None:
         if key in self.nodes:
