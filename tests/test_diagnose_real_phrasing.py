@@ -35,8 +35,8 @@ def test_torchruns_root_cause_block_is_cited_over_the_block_of_the_other_failure
     exitcodes = [e for e in d.evidence if "exitcode" in e.text]
     assert exitcodes and exitcodes[0].line == 16  # the root cause's, not line 7 of the other failure
     assert not any("To enable traceback see" in e.text for e in d.evidence if e.role == "cause")
-    assert "the launcher's summary (logs/node-0/torchrun.log:11): rank 0 (local rank 0) on gpu-7 exited with code 1" \
-        in d.notes
+    assert any(n.startswith("the launcher's first observed failure (logs/node-0/torchrun.log:11): rank 0 (local rank "
+                            "0) on gpu-7 exited with code 1") for n in d.notes)
 
 
 def test_the_launchers_summary_of_a_killed_rank_says_which_rank_where_and_by_what_signal(tmp_path: Path) -> None:
@@ -49,7 +49,7 @@ def test_the_launchers_summary_of_a_killed_rank_says_which_rank_where_and_by_wha
              "  traceback : Signal 9 (SIGKILL) received by PID 77120",
              "============================================================"]
     d = _diagnose(tmp_path, {"logs/node-0/torchrun.log": "\n".join(lines) + "\n"})
-    assert any(n.endswith("rank 5 (local rank 1) on gpu-3.cluster was killed by SIGKILL") for n in d.notes)
+    assert any("rank 5 (local rank 1) on gpu-3.cluster was killed by SIGKILL" in n for n in d.notes)
     assert d.fault == "process_killed_unknown"
 
 

@@ -465,7 +465,8 @@ def _notes(a: Analyses, decision: Decision, named: list[NodeScore]) -> list[str]
             notes.append(text)
     if a.logs is not None and a.logs.launcher_failure and a.logs.launcher_failure_at is not None:
         at = a.logs.launcher_failure_at
-        notes.append(f"the launcher's summary ({at.file}:{at.line}): {a.logs.launcher_failure}")
+        notes.append(f"the launcher's first observed failure ({at.file}:{at.line}): {a.logs.launcher_failure} (the "
+                     "first rank it saw fail, not always where the fault began)")
     if a.logs is not None:
         said_cross_job = any("cross-job" in n for n in notes)
         notes.extend(n for n in a.logs.notes[:3] if n not in notes and not (said_cross_job and "cross-job" in n))
