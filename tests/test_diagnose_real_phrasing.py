@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from diagagent.config import Settings
-from diagagent.diagnosis import diagnose
+from diagagent.diagnosis import Analyses, diagnose
+from diagagent.diagnosis.fuse import _findings
 from diagagent.telemetry import Bundle
 from tests import test_logs_fixtures as fx
 
@@ -123,3 +124,22 @@ def test_a_stage_the_logs_do_not_show_is_assumed_from_the_fault_and_said_so(tmp_
     assert any(n.startswith("stage: the logs do not show it") for n in d.notes)
     assert "during training" not in d.root_cause  # an assumption is not stated as a finding
     assert [p.kind for p in d.proposals] == ["none"] and "dmesg" in d.proposals[0].reason  # what to check first
+
+
+def test_a_paste_that_lost_its_indentation_still_ends_in_its_exception_and_ray_names_the_original(
+        tmp_path: Path) -> None:
+    # Markdown strips the leading spaces of a pasted traceback: a frame's source line then sits at the margin, where
+    # the exception would be; Ray re-raises a task's KeyError as RayTaskError(KeyError)
+    lines = ["Traceback (most recent call last):",
+             'File "/work/train_grpo.py", line 130, in main',
+             "ray.get(main_task.remote(config))",
+             'File "/env/lib/python3.11/site-packages/ray/_private/worker.py", line 919, in get_objects',
+             "raise value.as_instanceof_cause()",
+             "ray.exceptions.RayTaskError(KeyError): ray::main_task() (pid=1353885, ip=172.20.0.2)"]
+    with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(lines) + "\n"}, JOB)) as bundle:
+        a = Analyses(bundle, Settings(state_dir=tmp_path / "state"))
+        d = diagnose(bundle, Settings(state_dir=tmp_path / "state"), analyses=a)
+        findings = _findings(a)
+    assert _cited(d)[:1] == [6]
+    assert 3 not in _cited(d) and 5 not in _cited(d)
+    assert any(f.endswith("=> KeyError: ray::main_task() (pid=1353885, ip=172.20.0.2)") for f in findings)

@@ -303,8 +303,9 @@ _STAGE_OF_FUNCTIONS: list[tuple[str, re.Pattern[str]]] = [
                             r"run_training|^train$|fit_loop|^backward$|optimizer_step|^step$")),
     # a checkpoint or state dict being loaded, by whatever name: DeepSpeed's _load_zero_checkpoint (dev:glm-136),
     # torch.distributed.checkpoint's load_sharded_optimizer_state_dict (dev:pytorch-95892)
+    # and a rank picking its GPU (torch.cuda.set_device -> torch._C._cuda_setDevice, dev:mlcommons-training-442)
     ("init", re.compile(r"load_\w*checkpoint|load_\w*state_dict|setup_model|initialize|from_pretrained|"
-                        r"build_model|get_model|resume_or_load|resume_from_checkpoint")),
+                        r"build_model|get_model|resume_or_load|resume_from_checkpoint|^set_device$|_cuda_setDevice")),
 ]
 
 
@@ -345,8 +346,9 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
     ("checkpoint", re.compile(r"(?i)sav(?:e|ing)[_ ](?:the )?(?:model[_ ])?(?:checkpoint|ckpt|state|pretrained)|"
                               r"save_checkpoint|torch\.save\b|checkpoint.{0,20}sav(?:e|ing)|write.{0,30}checkpoint|"
                               r"PytorchStreamWriter|save_pretrained|save_model\b")),
-    # (pydantic's "1 validation error for DeepSpeedZeroConfig" is a config check, dev:deepspeed-6525)
-    ("eval", re.compile(r"(?i)\bevaluat(?:e|ion|ing)\b|\bvalidation\b(?! errors? for)|\beval(?:_step|_loop)?\b|_validate\b|\bval_\w+")),
+    # (pydantic's "1 validation error for DeepSpeedZeroConfig" is a config check, dev:deepspeed-6525; nccl-tests'
+    # echo of its arguments "... iters: 20 validation: 1" a flag, dev:nccl-473)
+    ("eval", re.compile(r"(?i)\bevaluat(?:e|ion|ing)\b|\bvalidation\b(?! errors? for)(?!: \d)|\beval(?:_step|_loop)?\b|_validate\b|\bval_\w+")),
     ("training", re.compile(r"(?i)\btrain(?:ing|er|_step|_batch|_loop)?\b|fit_loop|optimizer\.step|\bbackward\b|"
                             r"rollout|generate_sequences|log_probs?\b|compute_(?:log_prob|ref|values|advantage)|"
                             r"update_(?:actor|policy|critic|weights?)|sleep mode|wake up|\bepoch\b|\bppo\b|\bgrpo\b|"

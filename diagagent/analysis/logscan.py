@@ -385,6 +385,7 @@ class _FileReader:
         self.exception_frames: tuple[str, ...] = ()  # those of the last traceback, once its exception line came
         self.raised_at: tuple[int, str] | None = None  # the frame that raised the last traceback's exception
         self.innermost: tuple[int, str] | None = None  # and that traceback's innermost frame
+        self.bare_frame = False  # the last frame line was at the margin: a paste that lost its indentation
         self.wrapping: Wrapping | None = None  # how a terminal cut this file's lines, read off its first block
         self.spans: dict[int, int] = {}  # the first line of a record joined back from cut lines: its last line
 
@@ -607,12 +608,19 @@ class _FileReader:
         elif kind & K_FRAME:
             self.tb = 2
             text = _text(raw)
-            function = frame_function(split_header(text).message)
+            parsed = split_header(text)
+            self.bare_frame = not parsed.indented
+            function = frame_function(parsed.message)
             if function is not None and len(self.frames) < 64:
                 self.frames.append(function)
                 self.frame_lines.append((lineno, text))
         elif kind & K_CARET:
             return
+        elif self.tb == 2 and self.bare_frame and not kind & (K_EXCEPTION | K_HEADER):
+            # a paste that lost its indentation (Markdown strips it, dev:reasoning-gym-417): the line after a frame
+            # at the margin is that frame's source line, not yet the exception
+            self.part.code_lines.add(mid)
+            self.tb = 3
         elif self.tb == 4 and self.after_traceback and kind & K_EXCEPTION and not kind & K_HEADER:
             self.part.exception_lines.add(mid)  # a second exception printed right after a traceback's
             self.exception_mid = mid

@@ -303,6 +303,12 @@ def _differential_lines(a: Analyses) -> list[Line]:
     return lines
 
 
+# Ray re-raises a task's or actor's exception under its own class, naming the original in parentheses
+# ("ray.exceptions.RayTaskError(KeyError): ray::main_task() (pid=1353885, ...)", dev:reasoning-gym-417, dev:verl-5558):
+# the finding names the original class
+_RAY_WRAPPED = re.compile(r"\b(?:ray\.exceptions\.)?Ray(?:Task|Actor)Error\((\w+)\)")
+
+
 def _findings(a: Analyses) -> list[str]:
     """What the stacks, flows and tracebacks found, in the words knowledge/signatures.yaml matches (where: findings)."""
     status = a.bundle.job.status
@@ -315,8 +321,8 @@ def _findings(a: Analyses) -> list[str]:
         for e in [e for e in a.logs.events if e.role == "cause" and e.raised_in is not None][:2]:
             frame = e.raised_in.text.strip()  # type: ignore[union-attr]
             framework = a.signatures.framework_of(frame) if a.signatures is not None else None
-            out.append(f"exception raised{f' in framework {framework}' if framework else ''} at: {frame} => "
-                       f"{e.first.text.strip()}")
+            raised = _RAY_WRAPPED.sub(r"\1", e.first.text.strip())
+            out.append(f"exception raised{f' in framework {framework}' if framework else ''} at: {frame} => {raised}")
     flows = a.flows
     if flows is not None and flows.has_flows and flows.flagged:
         out += [f"flow straggler: {s.host}" for s in flows.stragglers if s.flagged][:1]
