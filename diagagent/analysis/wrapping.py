@@ -57,6 +57,8 @@ def wrapping_of(lines: list[bytes]) -> Wrapping | None:
     """How these lines were cut, or None: at the longest line's width, when several lines fill it and at least two
     of them go on in the next line (a file that was not cut has lines of every length, some longer). A terminal
     cuts wherever the width falls, so some cut line ends in a space; a console that wraps words (rich) never does."""
+    if max(map(len, lines), default=0) > 4 * MAX_WIDTH:  # a line too long for any screen, even in 4-byte characters
+        return None
     width = max((_width(raw) for raw in lines), default=0)
     if not MIN_WIDTH <= width <= MAX_WIDTH:
         return None
