@@ -47,7 +47,7 @@ class KubeAPI:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            def do_GET(self) -> None:
                 url = urllib.parse.urlsplit(self.path)
                 query = [(k, v) for k, v in urllib.parse.parse_qsl(url.query) if k not in ("limitBytes", "timeout")]
                 key = url.path + ("?" + "&".join(f"{k}={v}" for k, v in query) if query else "")

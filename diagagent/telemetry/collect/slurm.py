@@ -129,8 +129,8 @@ class SlurmCollector:
         if records:
             return records
         said = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        acct = self.runner.run(["sacct", "-j", job_id, "-X", "-n", "-P", "--format=JobID,JobName,State,ExitCode,"
-                                "Start,End,NodeList,WorkDir,Partition,User"], check=False)
+        acct = self.runner.run(["sacct", "-j", job_id, "-X", "-n", "-P", ("--format=JobID,JobName,State,ExitCode,"
+                                "Start,End,NodeList,WorkDir,Partition,User")], check=False)
         rows = [ln.split("|") for ln in acct.stdout.decode("utf-8", errors="replace").splitlines() if ln.strip()]
         if acct.returncode == 0 and rows:
             keys = ["JobId", "JobName", "JobState", "ExitCode", "StartTime", "EndTime", "NodeList", "WorkDir",
