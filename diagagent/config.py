@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import (
@@ -18,6 +18,9 @@ from pydantic_settings import (
 )
 
 from diagagent.telemetry.limits import ReadLimits
+
+if TYPE_CHECKING:
+    from diagagent.telemetry.store import JobSource
 
 Executor = Literal["dry-run", "slurm", "kubernetes", "script"]
 Embedding = Literal["hashing", "minilm", "openai"]
@@ -34,6 +37,13 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DIAGAGENT_", extra="ignore", toml_file=None, populate_by_name=True)
 
     jobs_dir: Path = Field(Path("jobs"), description="Where `JobStore` finds <job_id>/ bundles.")
+    job_source: Literal["dir", "slurm", "k8s"] = Field(
+        "dir", description="Where `diagnose 42`, `chat 42` and the Slack bot find job 42: the jobs folder (dir), or "
+                           "collected on demand from Slurm or Kubernetes into <state_dir>/collected/.")
+    k8s_namespace: str = Field("default", description="The namespace a bare job name is looked up in (k8s source).")
+    k8s_context: str | None = Field(None, description="A kubeconfig context to use instead of the current one.")
+    collect_quiet_for_s: float = Field(600.0, gt=0, description="A running Slurm job whose output has not moved for "
+                                                                "this long is collected as hung.")
     state_dir: Path = Field(default_factory=_default_state_dir, description="Ledger, schema cache, normal pool.")
 
     llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint; none means the playbook.")
@@ -102,6 +112,14 @@ class Settings(BaseSettings):
         if self.llm_api_key is not None:
             return self.llm_api_key.get_secret_value()
         return os.environ.get("OPENAI_API_KEY")
+
+    def jobs(self) -> JobSource:
+        """The configured job source (`job_source`): the jobs folder, or a live Slurm or Kubernetes."""
+        from diagagent.telemetry.collect.source import job_source
+
+        return job_source(self.job_source, self.jobs_dir, self.state_dir, self.limits,
+                          namespace=self.k8s_namespace, context=self.k8s_context,
+                          quiet_for_s=self.collect_quiet_for_s)
 
     def chroma_dir(self) -> Path:
         return self.chroma_path or self.state_dir / "chroma"

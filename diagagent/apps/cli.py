@@ -28,6 +28,7 @@ COMMAND_MODULES = [
     "diagagent.apps.cmd_kb",
     "diagagent.apps.cmd_logs",
     "diagagent.apps.cmd_slack",
+    "diagagent.apps.cmd_collect",
 ]
 
 

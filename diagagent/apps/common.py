@@ -75,11 +75,15 @@ def settings() -> Settings:
 
 
 def open_bundle(target: str, cfg: Settings | None = None) -> Bundle:
-    """PATH (a bundle dir or tarball) or a JOB_ID/name under the jobs dir; exits with a clear message if neither."""
+    """PATH (a bundle dir or tarball) or a JOB_ID/name from the job source (the jobs dir, or with
+    DIAGAGENT_JOB_SOURCE=slurm|k8s collected on demand); exits with a clear message if neither."""
+    from diagagent.telemetry.collect import CollectError
+
     cfg = cfg or settings()
     try:
-        return open_target(target, cfg.jobs_dir, cfg.limits)
-    except (BundleError, UnknownJob) as exc:
+        source = cfg.jobs() if cfg.job_source != "dir" else None
+        return open_target(target, cfg.jobs_dir, cfg.limits, source)
+    except (BundleError, UnknownJob, CollectError) as exc:
         fail(str(exc))
 
 

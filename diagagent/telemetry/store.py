@@ -1,12 +1,13 @@
 """`JobStore`: what a user types ("job 42", "llama3-70b-pretrain") -> that job's bundle under a jobs root.
 
-Today a folder of bundles (`<jobs_dir>/<job_id>/`, `job-<id>/`, or tarballs); Loki, Slurm accounting and the
-like can plug in behind the same three methods later.
+A folder of bundles (`<jobs_dir>/<job_id>/`, `job-<id>/`, or tarballs); a live Slurm or Kubernetes plugs in behind
+the same methods (`JobSource`, implemented in telemetry.collect.source).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel
 
@@ -24,10 +25,10 @@ class JobRef(BaseModel):
 
 
 class UnknownJob(LookupError):
-    def __init__(self, query: str, known: list[str]) -> None:
+    def __init__(self, query: str, known: list[str], empty: str = "The jobs folder holds no bundles.") -> None:
         self.query = query
         self.known = known
-        hint = f" Known jobs: {', '.join(known[:10])}." if known else " The jobs folder holds no bundles."
+        hint = f" Known jobs: {', '.join(known[:10])}." if known else f" {empty}"
         super().__init__(f"No job {query!r} found.{hint}")
 
 
@@ -74,10 +75,26 @@ class JobStore:
     def get(self, query: str) -> Bundle:
         return Bundle.open(self.path_of(query), self.limits)
 
+    def open(self, ref: JobRef) -> Bundle:
+        return Bundle.open(ref.path, self.limits)
 
-def open_target(target: str, jobs_dir: Path, limits: ReadLimits | None = None) -> Bundle:
-    """A CLI/app argument that is either a bundle path or a job id/name in the jobs folder."""
+
+class JobSource(Protocol):
+    """Where "job 42" is found: this jobs folder, or a live cluster (telemetry.collect.source) collected on demand."""
+
+    def list(self) -> list[JobRef]: ...
+
+    def path_of(self, query: str) -> Path: ...
+
+    def get(self, query: str) -> Bundle: ...
+
+    def open(self, ref: JobRef) -> Bundle: ...
+
+
+def open_target(target: str, jobs_dir: Path, limits: ReadLimits | None = None,
+                source: JobSource | None = None) -> Bundle:
+    """A CLI/app argument that is either a bundle path or a job id/name in the jobs folder (or in `source`)."""
     p = Path(target).expanduser()
-    if p.exists() or "/" in target or target.endswith((".tar.gz", ".tgz")):
+    if p.exists() or target.endswith((".tar.gz", ".tgz")) or ("/" in target and source is None):
         return Bundle.open(p, limits)
-    return JobStore(jobs_dir, limits).get(target)
+    return (source or JobStore(jobs_dir, limits)).get(target)

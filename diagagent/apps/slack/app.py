@@ -41,7 +41,6 @@ from diagagent.apps.slack.sessions import (
     ThreadSession,
 )
 from diagagent.config import Settings
-from diagagent.telemetry import JobStore
 
 SLASH_COMMAND = "/diagagent"
 # where the payload middleware leaves the typed payload for the listeners
@@ -100,7 +99,7 @@ class SlackBot:
     """The listeners: they find the job a message names and hand the thread to IncidentThreads."""
 
     def __init__(self, settings: Settings, session_capacity: int = DEFAULT_CAPACITY) -> None:
-        self.jobs = JobDirectory(JobStore(settings.jobs_dir, settings.limits))
+        self.jobs = JobDirectory(settings.jobs())
         self.ledger = Ledger.from_settings(settings)
         self.sessions = SessionStore(session_capacity)
         self.seen = SeenMessages()

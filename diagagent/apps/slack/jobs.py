@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from diagagent.telemetry import Bundle, JobStore
-from diagagent.telemetry.store import JobRef
+from diagagent.telemetry import Bundle
+from diagagent.telemetry.store import JobRef, JobSource
 
 # <@U123>, <#C123|general>, <!here>, <https://x|label>: Slack's markup in message text
 SLACK_MARKUP = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
@@ -112,9 +112,9 @@ def find_job(slack_text: str, refs: list[JobRef]) -> JobLookup:
 
 
 class JobDirectory:
-    """The jobs folder's list of jobs, read again at most every `max_age_s` (or at once for an unknown job)."""
+    """The job source's list of jobs (the jobs folder, or what Slurm / Kubernetes knows), read again at most every `max_age_s` (or at once for an unknown job)."""
 
-    def __init__(self, store: JobStore, max_age_s: float = 30.0,
+    def __init__(self, store: JobSource, max_age_s: float = 30.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.store = store
         self.max_age_s = max_age_s
@@ -139,7 +139,8 @@ class JobDirectory:
         return found
 
     def open(self, ref: JobRef) -> Bundle:
-        return Bundle.open(ref.path)
+        """The job's bundle: read from the jobs folder, or collected now from Slurm / Kubernetes."""
+        return self.store.open(ref)
 
 
 __all__ = ["JobDirectory", "JobLookup", "find_job", "plain_text", "resolve"]
