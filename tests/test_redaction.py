@@ -18,6 +18,7 @@ from diagagent.config import Settings
 from diagagent.telemetry import Bundle
 from diagagent.telemetry.redact import PLACEHOLDER, Redactor, is_loopback_url
 from tests.openai_stub import OpenAIStub
+from tests.test_schemata_backends import chroma_server  # noqa: F401 - the real `chroma run` fixture
 
 CASE = Path(__file__).resolve().parent.parent / "evals" / "cases" / "megatron-ecc-watchdog-cascade"
 HOSTS = ["sw-gpu-021", "sw-gpu-022", "sw-gpu-023", "sw-gpu-024"]
@@ -189,3 +190,53 @@ def test_loopback_endpoint_is_not_redacted_by_default(planted_case: tuple[Path, 
         assert Session(bundle, Settings.load(llm_base_url="http://127.0.0.1:9/v1")).redactor is None
         remote = Session(bundle, Settings.load(llm_base_url="https://llm.example.com/v1"))
         assert remote.redactor is not None and remote.redactor.redact("sw-gpu-021") == "host-1"
+
+
+# --- a shared Chroma server ---------------------------------------------------------------------------------
+
+
+def test_seed_schemata_pass_through_redaction_unchanged() -> None:
+    from diagagent.config import packaged_content_dir
+    from diagagent.schemata import read_schemata_dir
+    from diagagent.schemata.cache import redacted_schema
+
+    seeds = read_schemata_dir(packaged_content_dir("knowledge") / "schemata")
+    assert len(seeds) >= 40
+    changed = [s.id for s in seeds if redacted_schema(s, Redactor()) != s]
+    assert not changed  # shipped knowledge names no site: a shared server gets it as it is
+
+
+def test_a_shared_chroma_server_stores_no_site_names(chroma_server: str, tmp_path: Path) -> None:  # noqa: F811
+    import chromadb
+
+    from diagagent.diagnosis import ActionProposal, Diagnosis, Evidence, NodeScore
+    from diagagent.schemata import SchemaCache
+
+    settings_ = Settings(state_dir=tmp_path / "state", chroma_url=chroma_server, redact="on")
+    cache = SchemaCache.open(settings_)
+    evidence = [Evidence(id="e1", kind="log", role="cause", host="sw-gpu-023", file="logs/sw-gpu-023/stdout.log",
+                         line=3, text=PLANTED[0]),
+                Evidence(id="e2", kind="log", role="symptom", host="sw-gpu-023", text=PLANTED[1])]
+    diagnosis = Diagnosis(job_id="1183402", fault="site_storage_eio", category="infrastructure",
+                          root_cause="Lustre OST behind /lustre/proj-atlas returned EIO to sw-gpu-023 (10.44.0.23)",
+                          faulty_nodes=[NodeScore(host="sw-gpu-023", score=0.9)], evidence=evidence,
+                          proposals=[ActionProposal(kind="evict", nodes=["sw-gpu-023"], reason="evict sw-gpu-023")])
+    learned = cache.learn(diagnosis, "alice", "confirmed")
+    assert learned.fault == "site_storage_eio" and "host-1" in learned.root_cause
+    raw = chromadb.HttpClient(host="127.0.0.1", port=int(chroma_server.rsplit(":", 1)[1]))
+    stored = raw.get_collection(cache.collection.name).get(ids=[learned.id], include=["documents", "metadatas"])
+    text = json.dumps(stored)
+    assert learned.id in text
+    leaks = [s for s in SECRETS if s in text]
+    assert not leaks, f"stored on the shared server: {leaks}"
+    # learning is still useful: the same failure on other hosts finds the schema
+    hits = cache.search(["checkpoint save to /lustre/other/run/ckpt/iter_1 failed: Input/output error"], k=3)
+    assert learned.id in [h.id for h in hits]
+
+
+def test_a_loopback_chroma_server_is_not_redacted_by_default(tmp_path: Path) -> None:
+    from diagagent.schemata import SchemaCache
+
+    assert not SchemaCache.open(Settings(state_dir=tmp_path, chroma_url=None)).shared
+    assert Settings(chroma_url="http://127.0.0.1:8000").redact_for("http://127.0.0.1:8000") is False
+    assert Settings(chroma_url="https://chroma.example.com").redact_for("https://chroma.example.com")

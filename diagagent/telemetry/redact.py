@@ -38,7 +38,7 @@ _IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]\d)")
 _IPV6 = re.compile(r"(?i)(?<![\w:])(?:[0-9a-f]{1,4}:){1,7}:?(?::?[0-9a-f]{1,4}){1,7}(?![\w:])")
 _FQDN = re.compile(r"(?i)(?<![\w.@/-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+"
                    r"(?:com|net|org|io|internal|local|lan|corp|cluster|intra|priv|private|home|ai|cloud|edu|gov)"
-                   r"(?![\w-])")
+                   r"(?![\w-]|\.[\w-])")  # java.io.IOException is a package, not a host
 
 
 def is_loopback_url(url: str | None) -> bool:
