@@ -111,6 +111,27 @@ def _repeat_guard() -> Any:
     return repeat_guard
 
 
+def _malformed_guard() -> Any:
+    """Middleware: a tool call whose arguments are not valid JSON gets an error the model can act on, instead of
+    silently ending the run (langchain files such calls under `invalid_tool_calls`, which no tool answers)."""
+    from langchain.agents.middleware import after_model
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    @after_model(can_jump_to=["model"])
+    def malformed_guard(state: Any, runtime: Any) -> dict[str, Any] | None:
+        last = state["messages"][-1] if state["messages"] else None
+        if not isinstance(last, AIMessage) or not last.invalid_tool_calls:
+            return None
+        replies = [ToolMessage(content=f"Your call to {c.get('name') or 'a tool'} could not be read: its arguments are "
+                                       f"not valid JSON ({c.get('error') or 'parse error'}). Call it again with valid "
+                                       "JSON arguments, or submit the diagnosis.",
+                               tool_call_id=c.get("id") or "", name=c.get("name") or "unknown", status="error")
+                   for c in last.invalid_tool_calls]
+        return {"messages": replies, **({} if last.tool_calls else {"jump_to": "model"})}
+
+    return malformed_guard
+
+
 class TokenBudget:
     """Stops a run before the model call that would start past `limit` tokens (in + out) for the incident.
 
@@ -149,7 +170,8 @@ def build_agent(model: BaseChatModel, tools: list[BaseTool], system_prompt: str,
     from langchain.agents.middleware import ModelCallLimitMiddleware
     from langchain.agents.structured_output import ToolStrategy
 
-    middleware = [ModelCallLimitMiddleware(run_limit=max_steps, exit_behavior="end"), _repeat_guard()]
+    middleware = [ModelCallLimitMiddleware(run_limit=max_steps, exit_behavior="end"), _repeat_guard(),
+                  _malformed_guard()]
     if budget is not None:
         middleware.insert(0, budget.middleware())
     return create_agent(model, tools, system_prompt=system_prompt, middleware=middleware,

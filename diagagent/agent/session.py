@@ -118,16 +118,18 @@ class Session:
             agent = build_agent(chat_model(self.settings), self._tools(), self._out(_prompt(self.settings, "system")),
                                 self.settings.llm_max_steps, structured=True, budget=budget)
             result = agent.invoke({"messages": [HumanMessage(self._out(prompt))]},
-                                  config={"recursion_limit": 4 * self.settings.llm_max_steps + 10})
+                                  config={"recursion_limit": 8 * self.settings.llm_max_steps + 20})
         except Exception as exc:  # noqa: BLE001 - an unreachable or failing model must not stop the diagnosis
             return self._fallback(f"the LLM at {self.settings.llm_base_url} failed ({type(exc).__name__}: {exc})")
-        self._count(result["messages"])
+        calls = self._count(result["messages"])
         self._messages = list(result["messages"])
         submission = result.get("structured_response")
         if budget.hit:
             return self._fallback(self._budget_note(budget))
-        if submission is None:
+        if submission is None and calls >= self.settings.llm_max_steps:
             return self._fallback(f"the LLM did not submit a diagnosis within {self.settings.llm_max_steps} steps")
+        if submission is None:
+            return self._fallback(f"the LLM stopped after {calls} call(s) without submitting a diagnosis")
         if self.redactor is not None:  # the model wrote placeholders; the operator reads real names
             submission = type(submission).model_validate(self.redactor.restore_value(submission.model_dump()))
         diagnosis = resolve_submission(submission, self.ctx, self.ctx.draft())
@@ -171,16 +173,19 @@ class Session:
                  for p in self.ctx.proposed if key(p) not in have and p.kind != "none"]
         return diagnosis.model_copy(update={"proposals": diagnosis.proposals + extra})
 
-    def _count(self, messages: list[Any]) -> None:
+    def _count(self, messages: list[Any]) -> int:
+        """Add the model turns not counted yet to the usage; returns how many there were."""
         from langchain_core.messages import AIMessage
 
+        calls = self.usage.llm_calls
         for m in messages:
-            if isinstance(m, AIMessage) and m.response_metadata.get("counted") is None:
+            if isinstance(m, AIMessage) and m.response_metadata.get("counted") is None and m.response_metadata:
                 m.response_metadata["counted"] = True
                 meta = m.usage_metadata or {}
                 self.usage.llm_calls += 1
                 self.usage.tokens_in += int(meta.get("input_tokens", 0))
                 self.usage.tokens_out += int(meta.get("output_tokens", 0))
+        return self.usage.llm_calls - calls
 
     # --- conversation ------------------------------------------------------------------------------------
 
@@ -214,7 +219,7 @@ class Session:
                                     self._out(_prompt(self.settings, "system")), self.settings.llm_max_steps,
                                     structured=False, budget=budget)
                 result = agent.invoke({"messages": [*self._messages, HumanMessage(self._out(prompt))]},
-                                      config={"recursion_limit": 4 * self.settings.llm_max_steps + 10})
+                                      config={"recursion_limit": 8 * self.settings.llm_max_steps + 20})
             except Exception as exc:  # noqa: BLE001
                 return (f"_The LLM failed ({type(exc).__name__}); answered by the playbook._\n\n"
                         + Playbook(self.ctx, self.call_tool).answer(question))
