@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 Executor = Literal["dry-run", "slurm", "kubernetes", "script"]
 Embedding = Literal["hashing", "minilm", "openai"]
+Redact = Literal["off", "on", "auto"]
 
 
 def _default_state_dir() -> Path:
@@ -51,6 +52,15 @@ class Settings(BaseSettings):
     llm_api_key: SecretStr | None = Field(None, description="Falls back to OPENAI_API_KEY.")
     llm_timeout_s: float = 120.0
     llm_max_steps: int = 12
+    llm_max_tokens: int | None = Field(
+        None, gt=0, description="Token budget (in + out) per incident; at it the agent stops with a best-effort "
+                                "answer and says so. None: no budget.")
+    llm_price_in: float | None = Field(None, ge=0, description="USD per million input tokens, for the cost estimate.")
+    llm_price_out: float | None = Field(None, ge=0, description="USD per million output tokens.")
+    redact: Redact = Field(
+        "auto", description="Placeholders (host-1, ip-3, ...) for hosts, IPs, MACs, users, home and job paths and "
+                            "secrets in what goes to the LLM endpoint and a shared Chroma server; auto: on for any "
+                            "endpoint not on loopback.")
 
     chroma_path: Path | None = Field(None, description="Embedded chromadb path; default <state_dir>/chroma.")
     chroma_url: str | None = Field(None, description="A shared Chroma server (HttpClient) instead of embedded.")
@@ -120,6 +130,18 @@ class Settings(BaseSettings):
         return job_source(self.job_source, self.jobs_dir, self.state_dir, self.limits,
                           namespace=self.k8s_namespace, context=self.k8s_context,
                           quiet_for_s=self.collect_quiet_for_s)
+
+    def redact_for(self, url: str | None) -> bool:
+        """Whether what goes to `url` (the LLM endpoint, a Chroma server) is redacted first."""
+        from diagagent.telemetry.redact import is_loopback_url
+
+        return self.redact == "on" or (self.redact == "auto" and not is_loopback_url(url))
+
+    def llm_cost(self, tokens_in: int, tokens_out: int) -> float | None:
+        """Estimated USD for these tokens; None when neither price is set (an unset one counts as free)."""
+        if self.llm_price_in is None and self.llm_price_out is None:
+            return None
+        return (tokens_in * (self.llm_price_in or 0.0) + tokens_out * (self.llm_price_out or 0.0)) / 1e6
 
     def chroma_dir(self) -> Path:
         return self.chroma_path or self.state_dir / "chroma"

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Reply = dict[str, Any]  # {"content": str} or {"tool_calls": [{"name": str, "arguments": dict}]}
+Reply = dict[str, Any]  # {"content": str} or {"tool_calls": [{"name": str, "arguments": dict | str}]} (a str is sent
+# as it is: a model's malformed JSON)
 Script = list[Reply | Callable[[dict[str, Any]], Reply]]
 
 
@@ -64,7 +65,8 @@ class OpenAIStub:
                 if reply.get("tool_calls"):
                     message["tool_calls"] = [
                         {"id": f"call_{len(stub.requests)}_{i}", "type": "function",
-                         "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
+                         "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(
+                             c.get("arguments"), str) else json.dumps(c.get("arguments", {}))}}
                         for i, c in enumerate(reply["tool_calls"])]
                 body = json.dumps({
                     "id": f"chatcmpl-{len(stub.requests)}", "object": "chat.completion", "created": 0,

@@ -393,7 +393,8 @@ def test_llm_agent_usage_reaches_the_report(tmp_path: Path, monkeypatch: pytest.
     _tiny_case(tmp_path)
     run = run_cases(find_cases(tmp_path), {"diagagent-llm": llm_predictor(Settings.load())})
     data = eval_json(run, "diagagent-llm")
-    assert data["llm"] == {"llm_calls": 4.0, "tokens_in": 9000.0, "tokens_out": 700.0}
+    assert data["llm"] == {"llm_calls": 4.0, "tokens_in": 9000.0, "tokens_out": 700.0, "tokens_in_total": 9000,
+                           "tokens_out_total": 700, "cost_usd_total": None}
     assert data["category_accuracy"] == 1.0 and data["nodes"]["top1"] == 1.0
     assert data["per_case"][0]["tokens_out"] == 700 and data["baselines"] == {}
 

@@ -1,7 +1,7 @@
 """The LLM agent: any OpenAI-compatible endpoint through langchain-openai, driving the manifest tools.
 
-The model reads tool results as data and ends with a `DiagnosisSubmission` that cites evidence by the ids the
-tools issued; `resolve_submission` turns it into a Diagnosis, dropping any id or host the tools never showed.
+The model reads tool results as data (redacted when a Redactor is given, its arguments restored before a tool runs)
+and ends with a `DiagnosisSubmission` citing the evidence ids the tools issued; `resolve_submission` drops the rest.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
     from diagagent.agent.context import ToolContext
+    from diagagent.telemetry.redact import Redactor
 
 
 
@@ -57,8 +58,12 @@ def chat_model(settings: Settings) -> BaseChatModel:
                       max_retries=1, temperature=0)
 
 
-def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: ProgressSink | None = None) -> list[BaseTool]:
-    """langchain tools over the manifest specs, each returning compact JSON and reporting its call to `sink`."""
+def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: ProgressSink | None = None,
+               redactor: Redactor | None = None) -> list[BaseTool]:
+    """langchain tools over the manifest specs, each returning compact JSON and reporting its call to `sink`.
+
+    With a `redactor`, the model's arguments are restored to real values before the tool runs and the result the
+    model reads is redacted; `sink` (what the operator sees) gets the real arguments and result."""
     from langchain_core.tools import StructuredTool
 
     def make(spec: ToolSpec) -> BaseTool:
@@ -66,6 +71,8 @@ def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: ProgressSink | Non
 
         def run(**kwargs: Any) -> str:
             args = {k: v for k, v in kwargs.items() if v is not None}
+            if redactor is not None:
+                args = redactor.restore_value(args)
             if sink:
                 sink({"type": "tool_start", "tool": spec.name, "args": args})
             try:
@@ -75,7 +82,7 @@ def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: ProgressSink | Non
             text = compact_json(result)
             if sink:
                 sink({"type": "tool_end", "tool": spec.name, "args": args, "result": text})
-            return text
+            return redactor.redact(text) if redactor is not None else text
 
         return StructuredTool.from_function(func=run, name=spec.name, description=spec.description,
                                             args_schema=spec.args_model())
@@ -104,13 +111,69 @@ def _repeat_guard() -> Any:
     return repeat_guard
 
 
+def _malformed_guard() -> Any:
+    """Middleware: a tool call whose arguments are not valid JSON gets an error the model can act on, instead of
+    silently ending the run (langchain files such calls under `invalid_tool_calls`, which no tool answers)."""
+    from langchain.agents.middleware import after_model
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    @after_model(can_jump_to=["model"])
+    def malformed_guard(state: Any, runtime: Any) -> dict[str, Any] | None:
+        last = state["messages"][-1] if state["messages"] else None
+        if not isinstance(last, AIMessage) or not last.invalid_tool_calls:
+            return None
+        replies = [ToolMessage(content=f"Your call to {c.get('name') or 'a tool'} could not be read: its arguments are "
+                                       f"not valid JSON ({c.get('error') or 'parse error'}). Call it again with valid "
+                                       "JSON arguments, or submit the diagnosis.",
+                               tool_call_id=c.get("id") or "", name=c.get("name") or "unknown", status="error")
+                   for c in last.invalid_tool_calls]
+        return {"messages": replies, **({} if last.tool_calls else {"jump_to": "model"})}
+
+    return malformed_guard
+
+
+class TokenBudget:
+    """Stops a run before the model call that would start past `limit` tokens (in + out) for the incident.
+
+    `spent_before` is what earlier runs of the same incident used; messages they counted carry `counted` in their
+    response metadata, so only this run's model turns are added. `hit` says whether it stopped the run."""
+
+    NOTICE = "Stopped: the token budget for this incident is used up."
+
+    def __init__(self, limit: int | None, spent_before: int = 0) -> None:
+        self.limit = limit
+        self.spent_before = spent_before
+        self.spent = spent_before
+        self.hit = False
+
+    def middleware(self) -> Any:
+        from langchain.agents.middleware import before_model
+        from langchain_core.messages import AIMessage
+
+        @before_model(can_jump_to=["end"])
+        def token_budget(state: Any, runtime: Any) -> dict[str, Any] | None:
+            fresh = [m for m in state["messages"]
+                     if isinstance(m, AIMessage) and not m.response_metadata.get("counted")]
+            self.spent = self.spent_before + sum(int((m.usage_metadata or {}).get("total_tokens", 0))
+                                                 for m in fresh)
+            if self.limit is not None and self.spent >= self.limit:
+                self.hit = True
+                return {"jump_to": "end", "messages": [AIMessage(content=self.NOTICE)]}
+            return None
+
+        return token_budget
+
+
 def build_agent(model: BaseChatModel, tools: list[BaseTool], system_prompt: str, max_steps: int,
-                structured: bool) -> Any:
+                structured: bool, budget: TokenBudget | None = None) -> Any:
     from langchain.agents import create_agent
     from langchain.agents.middleware import ModelCallLimitMiddleware
     from langchain.agents.structured_output import ToolStrategy
 
-    middleware = [ModelCallLimitMiddleware(run_limit=max_steps, exit_behavior="end"), _repeat_guard()]
+    middleware = [ModelCallLimitMiddleware(run_limit=max_steps, exit_behavior="end"), _repeat_guard(),
+                  _malformed_guard()]
+    if budget is not None:
+        middleware.insert(0, budget.middleware())
     return create_agent(model, tools, system_prompt=system_prompt, middleware=middleware,
                         response_format=ToolStrategy(DiagnosisSubmission) if structured else None)
 

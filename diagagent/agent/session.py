@@ -1,7 +1,8 @@
 """A Session: one incident's conversation for the TUI and a Slack thread, with the LLM agent or the playbook.
 
 It emits events (analyzer and tool calls, answers) so apps can show live progress, and falls back to the playbook
-with a note when the model is unreachable or does not finish. Proposals it produces are pending, never approved.
+with a note when the model is unreachable, does not finish or spends its token budget. What goes to a non-loopback
+model is redacted (placeholders mapped back for the operator and the tools). Proposals it makes are only pending.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from diagagent.config import Settings
 from diagagent.diagnosis import ActionProposal, Diagnosis
 from diagagent.diagnosis.analyses import ProgressSink
 from diagagent.telemetry import Bundle
+from diagagent.telemetry.redact import Redactor
 
 
 class ToolCallRecord(BaseModel):
@@ -39,6 +41,11 @@ class Usage(BaseModel):
     llm_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    budget_hit: bool = False  # a run stopped at DIAGAGENT_LLM_MAX_TOKENS
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
 
 
 def _prompt(settings: Settings, name: str, **fields: Any) -> str:
@@ -57,6 +64,9 @@ class Session:
         self.diagnosis: Diagnosis | None = None
         self.answers: list[Answer] = []
         self.usage = Usage()
+        # one mapping for the whole incident, so host-1 means the same node in every message
+        self.redactor: Redactor | None = (Redactor.for_job(bundle.job) if self.use_llm and
+                                          self.settings.redact_for(self.settings.llm_base_url) else None)
         self._calls: list[ToolCallRecord] = []
         self._messages: list[Any] = []  # the LLM conversation so far
         self._lock = threading.Lock()  # one question at a time (Slack threads may overlap)
@@ -96,27 +106,57 @@ class Session:
     def _diagnose_llm(self) -> Diagnosis:
         from langchain_core.messages import HumanMessage
 
-        from diagagent.agent.llm import bind_tools, build_agent, chat_model, resolve_submission
+        from diagagent.agent.llm import build_agent, chat_model, resolve_submission
 
         job = self.bundle.job
         prompt = _prompt(self.settings, "diagnose", job_id=job.job_id, job_name=job.name or "unnamed",
                          status=job.status, nodes=len(job.nodes), world_size=job.world_size,
                          present=", ".join(p for p in ("logs", "flows", "stacks", "probes") if self.bundle.has(p)) or "none",
                          missing=", ".join(self.bundle.missing) or "none")
+        budget = self._budget()
         try:
-            agent = build_agent(chat_model(self.settings), bind_tools(list(self.specs.values()), self.ctx, self._emit),
-                                _prompt(self.settings, "system"), self.settings.llm_max_steps, structured=True)
-            result = agent.invoke({"messages": [HumanMessage(prompt)]},
-                                  config={"recursion_limit": 4 * self.settings.llm_max_steps + 10})
+            agent = build_agent(chat_model(self.settings), self._tools(), self._out(_prompt(self.settings, "system")),
+                                self.settings.llm_max_steps, structured=True, budget=budget)
+            result = agent.invoke({"messages": [HumanMessage(self._out(prompt))]},
+                                  config={"recursion_limit": 8 * self.settings.llm_max_steps + 20})
         except Exception as exc:  # noqa: BLE001 - an unreachable or failing model must not stop the diagnosis
             return self._fallback(f"the LLM at {self.settings.llm_base_url} failed ({type(exc).__name__}: {exc})")
-        self._count(result["messages"])
+        calls = self._count(result["messages"])
         self._messages = list(result["messages"])
         submission = result.get("structured_response")
-        if submission is None:
+        if budget.hit:
+            return self._fallback(self._budget_note(budget))
+        if submission is None and calls >= self.settings.llm_max_steps:
             return self._fallback(f"the LLM did not submit a diagnosis within {self.settings.llm_max_steps} steps")
+        if submission is None:
+            return self._fallback(f"the LLM stopped after {calls} call(s) without submitting a diagnosis")
+        if self.redactor is not None:  # the model wrote placeholders; the operator reads real names
+            submission = type(submission).model_validate(self.redactor.restore_value(submission.model_dump()))
         diagnosis = resolve_submission(submission, self.ctx, self.ctx.draft())
         return self._with_model_proposals(diagnosis)
+
+    def _out(self, text: str) -> str:
+        """Text on its way to the model: redacted when this session redacts."""
+        return self.redactor.redact(text) if self.redactor is not None else text
+
+    def _back(self, text: str) -> str:
+        """Text from the model on its way to the operator: placeholders restored."""
+        return self.redactor.restore(text) if self.redactor is not None else text
+
+    def _tools(self) -> list[Any]:
+        from diagagent.agent.llm import bind_tools
+
+        return bind_tools(list(self.specs.values()), self.ctx, self._emit, self.redactor)
+
+    def _budget(self) -> Any:
+        from diagagent.agent.llm import TokenBudget
+
+        return TokenBudget(self.settings.llm_max_tokens, self.usage.tokens)
+
+    def _budget_note(self, budget: Any, before: str = "submitting a diagnosis") -> str:
+        self.usage.budget_hit = True
+        return (f"the LLM stopped at its token budget (DIAGAGENT_LLM_MAX_TOKENS={budget.limit}; "
+                f"{self.usage.tokens} tokens used) before {before}")
 
     def _fallback(self, why: str) -> Diagnosis:
         draft = self.ctx.draft()
@@ -133,16 +173,19 @@ class Session:
                  for p in self.ctx.proposed if key(p) not in have and p.kind != "none"]
         return diagnosis.model_copy(update={"proposals": diagnosis.proposals + extra})
 
-    def _count(self, messages: list[Any]) -> None:
+    def _count(self, messages: list[Any]) -> int:
+        """Add the model turns not counted yet to the usage; returns how many there were."""
         from langchain_core.messages import AIMessage
 
+        calls = self.usage.llm_calls
         for m in messages:
-            if isinstance(m, AIMessage) and m.response_metadata.get("counted") is None:
+            if isinstance(m, AIMessage) and m.response_metadata.get("counted") is None and m.response_metadata:
                 m.response_metadata["counted"] = True
                 meta = m.usage_metadata or {}
                 self.usage.llm_calls += 1
                 self.usage.tokens_in += int(meta.get("input_tokens", 0))
                 self.usage.tokens_out += int(meta.get("output_tokens", 0))
+        return self.usage.llm_calls - calls
 
     # --- conversation ------------------------------------------------------------------------------------
 
@@ -163,25 +206,34 @@ class Session:
     def _ask_llm(self, question: str, diagnosis: Diagnosis) -> str:
         from langchain_core.messages import AIMessage, HumanMessage
 
-        from diagagent.agent.llm import bind_tools, build_agent, chat_model
+        from diagagent.agent.llm import build_agent, chat_model
 
         prompt = _prompt(self.settings, "followup", job_id=self.bundle.job.job_id,
                          diagnosis=compact_json(diagnosis_brief(diagnosis)), question=question)
-        try:
-            agent = build_agent(chat_model(self.settings), bind_tools(list(self.specs.values()), self.ctx, self._emit),
-                                _prompt(self.settings, "system"), self.settings.llm_max_steps, structured=False)
-            result = agent.invoke({"messages": [*self._messages, HumanMessage(prompt)]},
-                                  config={"recursion_limit": 4 * self.settings.llm_max_steps + 10})
-        except Exception as exc:  # noqa: BLE001
-            return (f"_The LLM failed ({type(exc).__name__}); answered by the playbook._\n\n"
-                    + Playbook(self.ctx, self.call_tool).answer(question))
-        self._count(result["messages"])
-        self._messages = list(result["messages"])
+        budget = self._budget()
+        if budget.limit is not None and budget.spent >= budget.limit:  # spent on earlier turns: no call at all
+            budget.hit = True
+        else:
+            try:
+                agent = build_agent(chat_model(self.settings), self._tools(),
+                                    self._out(_prompt(self.settings, "system")), self.settings.llm_max_steps,
+                                    structured=False, budget=budget)
+                result = agent.invoke({"messages": [*self._messages, HumanMessage(self._out(prompt))]},
+                                      config={"recursion_limit": 8 * self.settings.llm_max_steps + 20})
+            except Exception as exc:  # noqa: BLE001
+                return (f"_The LLM failed ({type(exc).__name__}); answered by the playbook._\n\n"
+                        + Playbook(self.ctx, self.call_tool).answer(question))
+            self._count(result["messages"])
+            self._messages = list(result["messages"])
+        if budget.hit:
+            note = self._budget_note(budget, "answering")
+            return f"_{note[0].upper()}{note[1:]}; answered by the playbook._\n\n" + Playbook(
+                self.ctx, self.call_tool).answer(question)
         last = next((m for m in reversed(result["messages"]) if isinstance(m, AIMessage) and m.content), None)
         if last is None:
             return ("_The LLM gave no answer within its step limit; answered by the playbook._\n\n"
                     + Playbook(self.ctx, self.call_tool).answer(question))
-        return str(last.content)
+        return self._back(str(last.content))
 
 
 def diagnose_with_llm(bundle: Bundle, settings: Settings) -> tuple[Diagnosis, dict[str, int]]:

@@ -78,6 +78,7 @@ class CaseScore(MetricScores, CaseHead):
     llm_calls: int | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    cost_usd: float | None = None  # estimated, when LLM prices are configured
     error: str | None = None  # the predictor raised: scored as an empty diagnosis
     no_evidence: bool | None = None  # cited nothing although the truth has indicating lines (None: truth has none)
     confidence: float | None = None  # what the diagnosis stated
@@ -104,9 +105,22 @@ class Calibration(BaseModel):
 
 
 class LlmUsage(BaseModel):
+    """Means per case, then totals over the cases (the cost only when LLM prices are configured)."""
+
     llm_calls: float | None = None
     tokens_in: float | None = None
     tokens_out: float | None = None
+    tokens_in_total: int = 0
+    tokens_out_total: int = 0
+    cost_usd_total: float | None = None
+
+
+def llm_usage(scores: Sequence[CaseScore]) -> LlmUsage:
+    costs = [s.cost_usd for s in scores if s.cost_usd is not None]
+    return LlmUsage(**{k: _mean(getattr(s, k) for s in scores) for k in ("llm_calls", "tokens_in", "tokens_out")},
+                    tokens_in_total=sum(s.tokens_in or 0 for s in scores),
+                    tokens_out_total=sum(s.tokens_out or 0 for s in scores),
+                    cost_usd_total=sum(costs) if costs else None)
 
 
 class ReportHead(BaseModel):
@@ -399,7 +413,7 @@ def aggregate(scores: Sequence[CaseScore]) -> Report:
     seconds = [s.seconds for s in scores if s.seconds is not None]
     llm = None
     if any(s.llm_calls is not None for s in scores):
-        llm = _mean_model(LlmUsage, scores)
+        llm = llm_usage(scores)
     means = {name: _mean(getattr(s, name) for s in scores)
              for name in MetricScores.model_fields if name not in ("nodes", "events")}
     return Report(cases=len(scores), nodes=_mean_model(NodeScores, [s.nodes for s in scores]),

@@ -23,6 +23,7 @@ class Prediction(BaseModel):
     llm_calls: int | None = None
     tokens_in: int | None = None
     tokens_out: int | None = None
+    cost_usd: float | None = None  # estimated from DIAGAGENT_LLM_PRICE_IN/_OUT
 
 
 Predictor = Callable[[Bundle], Prediction]
@@ -57,8 +58,9 @@ def llm_predictor(settings: Settings) -> Predictor:
 
     def predict(bundle: Bundle) -> Prediction:
         diagnosis, usage = diagnose_with_llm(bundle, settings)
-        return Prediction(diagnosis=diagnosis, llm_calls=usage.get("llm_calls"),
-                          tokens_in=usage.get("tokens_in"), tokens_out=usage.get("tokens_out"))
+        tokens_in, tokens_out = usage.get("tokens_in"), usage.get("tokens_out")
+        return Prediction(diagnosis=diagnosis, llm_calls=usage.get("llm_calls"), tokens_in=tokens_in,
+                          tokens_out=tokens_out, cost_usd=settings.llm_cost(tokens_in or 0, tokens_out or 0))
 
     return predict
 

@@ -41,7 +41,10 @@ METRICS = [
     Metric("calibration.accuracy_at_0.8", ("calibration", "high_confidence_accuracy"), ("correct",)),
     Metric("seconds_per_case", ("seconds_per_case",), ("seconds",)),
 ]
-LLM_METRICS = [Metric(f"llm.{k}", ("llm", k), (k,)) for k in ("llm_calls", "tokens_in", "tokens_out")]
+LLM_METRICS = [Metric(f"llm.{k}", ("llm", k), (k,)) for k in ("llm_calls", "tokens_in", "tokens_out")] + [
+    Metric("llm.tokens_in_total", ("llm", "tokens_in_total"), ("tokens_in",)),
+    Metric("llm.tokens_out_total", ("llm", "tokens_out_total"), ("tokens_out",)),
+    Metric("llm.cost_usd_total", ("llm", "cost_usd_total"), ("cost_usd",))]
 
 
 def _get(model: BaseModel | None, path: tuple[str, ...]) -> float | None:
@@ -74,6 +77,8 @@ def _format(value: float | None, metric: Metric) -> str:
         return f"{value:.3f} s"
     if metric.label == "no_evidence":
         return f"{value:.0f}"
+    if metric.label.startswith("llm.cost"):
+        return f"${value:.4f}"
     if metric.label.startswith("llm."):
         return f"{value:.0f}"
     return f"{value:.2f}"
@@ -123,6 +128,19 @@ def reliability_rows(report: Report) -> list[list[str]]:
             for b in report.calibration.bins]
 
 
+def llm_case_rows(run: EvalRun) -> tuple[list[str], list[list[str]]]:
+    """For each predictor that used an LLM: one row per case with its calls, tokens in and out, and cost."""
+    header = ["predictor", "case", "llm calls", "tokens in", "tokens out", "cost"]
+    rows = []
+    for name, scores in run.scores.items():
+        for s in scores:
+            if s.llm_calls is None:
+                continue
+            cost = "-" if s.cost_usd is None else f"${s.cost_usd:.4f}"
+            rows.append([name, s.case, str(s.llm_calls), str(s.tokens_in or 0), str(s.tokens_out or 0), cost])
+    return header, rows
+
+
 def render_terminal(run: EvalRun, console: Console) -> None:
     names = list(run.scores)
     for set_name in run.sets:
@@ -140,6 +158,14 @@ def render_terminal(run: EvalRun, console: Console) -> None:
             for row in category_rows(run, set_name, metric):
                 by_cat.add_row(*row)
             console.print(by_cat)
+    header, rows = llm_case_rows(run)
+    if rows:
+        per_case = Table(title="LLM usage per case", title_justify="left")
+        for col in header:
+            per_case.add_column(col, justify="left" if col in ("predictor", "case") else "right")
+        for row in rows:
+            per_case.add_row(*row)
+        console.print(per_case)
     for problem in run.skipped:
         console.print(f"[yellow]skipped[/] {problem}", soft_wrap=True)
 
@@ -165,6 +191,10 @@ def render_markdown(run: EvalRun) -> str:
         for metric in _metrics_for(run):
             parts.append(f"#### {set_name}: {metric.label} by category\n")
             parts.append(_md_table(["category (n)", *names], category_rows(run, set_name, metric)) + "\n")
+    header, rows = llm_case_rows(run)
+    if rows:
+        parts.append("### LLM usage per case\n")
+        parts.append(_md_table(header, rows) + "\n")
     if run.skipped:
         parts.append("Skipped: " + "; ".join(run.skipped) + "\n")
     return "\n".join(parts)

@@ -82,7 +82,8 @@ def score_bundle(case: EvalCase, bundle: Bundle, predictors: dict[str, Predictor
         score = score_case(prediction.diagnosis, truth, index, case=case.name)
         out[name] = score.model_copy(update={
             "set": case.set, "seconds": seconds, "error": error, "llm_calls": prediction.llm_calls,
-            "tokens_in": prediction.tokens_in, "tokens_out": prediction.tokens_out})
+            "tokens_in": prediction.tokens_in, "tokens_out": prediction.tokens_out,
+            "cost_usd": prediction.cost_usd})
     return out
 
 

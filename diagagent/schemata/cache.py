@@ -1,6 +1,7 @@
 """SchemaCache: failure schemata in chromadb (embedded under the state dir, or a Chroma server), with retrieval.
 
-Retrieval fuses embedding similarity (chroma's vector query) with template overlap against the evidence lines.
+Retrieval fuses embedding similarity (chroma's vector query) with template overlap against the evidence lines. What
+goes to a shared (non-loopback) Chroma server is redacted first: site hosts, IPs, users, paths and secrets never land.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from diagagent.config import Settings
 from diagagent.contract import SchemaMatch
 from diagagent.schemata.matching import TemplateIndex, mask_line
 from diagagent.schemata.model import FailureSchema, read_schemata_dir, upgraded, write_schemata_dir
+from diagagent.telemetry.redact import Redactor
 
 if TYPE_CHECKING:
     from diagagent.contract import Diagnosis
@@ -102,6 +104,29 @@ def _record(schema: FailureSchema) -> tuple[str, str, dict[str, Any]]:
     meta = {"category": schema.category, "fault": schema.fault, "origin": schema.origin, "version": schema.version,
             "schema": schema.model_dump_json()}
     return schema.id, schema.document(), meta
+
+
+def redacted_schema(schema: FailureSchema, redactor: Redactor) -> FailureSchema:
+    """The schema with its free text (title, root cause, templates, symptoms, checks, references, action details,
+    counter-examples, who confirmed it) redacted; ids, fault, category and numbers stay."""
+    r = redactor.redact
+    outcomes = schema.outcomes.model_copy(update={
+        "last_confirmed_by": r(schema.outcomes.last_confirmed_by) if schema.outcomes.last_confirmed_by else None})
+    return schema.model_copy(update={
+        "title": r(schema.title), "root_cause": r(schema.root_cause), "templates": [r(t) for t in schema.templates],
+        "symptoms": [r(t) for t in schema.symptoms], "learned_templates": [r(t) for t in schema.learned_templates],
+        "discriminating_checks": [r(t) for t in schema.discriminating_checks],
+        "references": [r(t) for t in schema.references], "outcomes": outcomes,
+        "actions": [a.model_copy(update={"detail": r(a.detail)}) for a in schema.actions],
+        "counter_examples": [c.model_copy(update={"texts": [r(t) for t in c.texts], "rejected_by": r(c.rejected_by)})
+                             for c in schema.counter_examples]})
+
+
+def diagnosis_redactor(diagnosis: Diagnosis, *people: str) -> Redactor:
+    """A Redactor that knows the hosts a diagnosis names and the people who judged it."""
+    hosts = [n.host for n in diagnosis.faulty_nodes] + [e.host for e in diagnosis.evidence if e.host]
+    hosts += [h for p in diagnosis.proposals for h in p.nodes]
+    return Redactor(hosts=dict.fromkeys(hosts), users=[p for p in people if p])
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
@@ -230,7 +255,15 @@ class SchemaCache:
 
     # ---- writing -------------------------------------------------------------------------------------------
 
-    def _upsert(self, schemata: list[FailureSchema]) -> None:
+    @property
+    def shared(self) -> bool:
+        """True when the store is a Chroma server whose contents are redacted (DIAGAGENT_REDACT, auto: non-loopback)."""
+        return bool(self.settings.chroma_url) and self.settings.redact_for(self.settings.chroma_url)
+
+    def _upsert(self, schemata: list[FailureSchema], redactor: Redactor | None = None) -> list[FailureSchema]:
+        """Write `schemata` (redacted first on a shared server); returns what was stored."""
+        if self.shared:
+            schemata = [redacted_schema(s, redactor or Redactor()) for s in schemata]
         for chunk in _chunks(schemata, self.batch_size):
             ids, docs, metas = zip(*(_record(s) for s in chunk))
             self.collection.upsert(ids=list(ids), documents=list(docs), metadatas=list(metas))
@@ -240,6 +273,7 @@ class SchemaCache:
                 got = self.collection.get(ids=chunk, include=["embeddings"])
                 self._vectors.update(zip(got["ids"], np.asarray(got["embeddings"], dtype=np.float32)))
         self._index = None
+        return schemata
 
     def add(self, schema: FailureSchema, *, replace: bool = False) -> FailureSchema:
         """Store a new schema; an existing id is an error unless `replace` (which keeps its history)."""
@@ -247,8 +281,7 @@ class SchemaCache:
         if old is not None and not replace:
             raise ValueError(f"schema {schema.id!r} exists (version {old.version}); use replace to overwrite it")
         stored = upgraded(old, schema) if old is not None else schema
-        self._upsert([stored])
-        return stored
+        return self._upsert([stored])[0]
 
     def add_many(self, schemata: Iterable[FailureSchema]) -> None:
         """Bulk upsert, batched to the client's limit (benches, imports of new ids)."""
@@ -345,8 +378,7 @@ class SchemaCache:
             schema = reject(self, diagnosis, confirmed_by)
         else:
             raise ValueError(f"outcome must be 'confirmed' or 'rejected', not {outcome!r}")
-        self._upsert([schema])
-        return schema
+        return self._upsert([schema], diagnosis_redactor(diagnosis, confirmed_by))[0]
 
     def schemata_with_fault(self, fault: str) -> list[FailureSchema]:
         return [s for s in self._schemata().values() if s.fault == fault]
