@@ -251,13 +251,35 @@ def test_a_hang_timeline_shows_the_stuck_node_ahead_of_unrelated_warnings(
 
 def test_a_crash_timeline_has_no_hang(crashed_job: tuple[Bundle, Analyses]) -> None:
     from diagagent.apps.report.figures import timeline_view
-    from diagagent.apps.report.hang import hang_of
+    from diagagent.apps.report.onset import hang_of
 
     bundle, analyses = crashed_job
     d = Diagnosis(job_id=bundle.job.job_id, status="failed", fault="gpu_ecc_uncorrectable")
     assert hang_of(d, analyses) is None
     caption, fig = timeline_view(d, analyses)
     assert caption.startswith("Failure-indicating lines") and "stuck" not in fig.axes[0].get_title()
+
+
+def test_a_slow_job_timeline_shows_the_slow_node_and_the_step_up(tmp_path: Path) -> None:
+    """A straggler's timeline showed five start-up warnings as causes and never the slow node; now the node whose
+    own step grew heads the rows, with the moment the job's iteration time stepped up (from the flows)."""
+    from diagagent.apps.report.figures import timeline_view
+    from diagagent.diagnosis import diagnose
+    from diagagent.sim import simulate
+
+    simulate(tmp_path / "slow", "gpu_straggler", 4, 7, gpus_per_node=2, minutes=8)
+    with Bundle.open(tmp_path / "slow") as bundle:
+        analyses = Analyses(bundle)
+        d = diagnose(bundle, analyses.settings, analyses=analyses)
+        assert bundle.truth is not None and analyses.flows.slowdown is not None  # type: ignore[union-attr]
+        slow = bundle.truth.faulty_nodes[0]
+        caption, fig = timeline_view(d, analyses)
+    assert caption.startswith(f"The slowdown first: {slow} slow (its own step")
+    ax = fig.axes[0]
+    assert ax.get_yticklabels()[0].get_text() == f"{slow} slow"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0].startswith("slow") and any(lab == f"slow (flows): {slow}" for lab in labels[:3]), labels
+    assert not any(lab.startswith("cause (warning)") for lab in labels), labels
 
 
 def test_markdown_writes_linked_pngs_beside_it(

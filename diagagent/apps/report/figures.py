@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from diagagent.apps.report.content import when
-from diagagent.apps.report.hang import Hang, hang_of
 from diagagent.apps.report.occurrences import Sighting, sightings
+from diagagent.apps.report.onset import Hang, hang_of
 from diagagent.diagnosis import Diagnosis
 
 if TYPE_CHECKING:
@@ -35,12 +35,12 @@ STYLE = {
     ("cause", False): ("cause (warning)", "#f4a3a3", "#d62728", "X", 80, 5),
     ("symptom", True): ("symptom: error", "#ff9f1c", "#b36b00", "o", 40, 4),
     ("symptom", False): ("symptom: warning", "none", "#e0a458", "o", 30, 3),
-    ("other", True): ("other errors (not the hang)", "#c7c7c7", "#8c8c8c", "o", 25, 2),
-    ("other", False): ("other warnings (not the hang)", "none", "#b0b0b0", "o", 22, 2),
+    ("other", True): ("other errors", "#c7c7c7", "#8c8c8c", "o", 25, 2),
+    ("other", False): ("other warnings", "none", "#b0b0b0", "o", 22, 2),
 }
 CAUSE_COLOR, CASCADE_COLOR = "#d62728", "#b36b00"
 STUCK_COLOR, WAITING_COLOR, PROGRESS_COLOR = "#d62728", "#ffbf70", "#7f0000"
-HANG_LEGEND = ("stuck", "waiting", "last progress", "silence")  # these legend entries come first
+HANG_LEGEND = ("stuck", "slow", "waiting", "last progress", "silence")  # these legend entries come first
 WHERE_CHARS = 90
 CASCADE_WINDOW_S = 60.0  # symptoms on many nodes within this long of each other are the cascade
 HEALTHY, OUTLIER = "#4c78a8", "#d62728"
@@ -222,7 +222,13 @@ def timeline_view(diagnosis: Diagnosis, analyses: Analyses) -> tuple[str, Figure
         "Dashed lines mark the first cause and the cascade: the moment symptoms reach the most nodes "
         "within a minute."
     )
-    if hang is not None:
+    if hang is not None and hang.kind == "slow":
+        caption = (
+            f"The slowdown first: {hang.headline()}. The slow node (from the flows) heads the rows, a red bar "
+            "over the slower iterations (shaded) from the step up; log lines that are not the slowdown are grey: "
+            "before it, or warnings on nodes that are not slow."
+        )
+    elif hang is not None:
         caption = (
             f"The hang first: {hang.headline()}. Stuck nodes (from the stacks) head the rows, a red bar over the "
             "silence (shaded) after the last progress; nodes whose ranks wait on them have an orange bar. "
@@ -242,9 +248,9 @@ def timeline_view(diagnosis: Diagnosis, analyses: Analyses) -> tuple[str, Figure
 
 
 def apart_from_hang(marks: list[Mark], hang: Hang, diagnosis: Diagnosis | None = None) -> list[Mark]:
-    """On a hang, a log line keeps its role when it came at or after the last progress (on a stuck node, or an
-    error: the cascade) or the diagnosis cites it as a cause; the rest (start-up warnings, storage retries on
-    other nodes) become `other`, drawn grey."""
+    """On a hang (or slowdown), a log line keeps its role when it came at or after the last progress (the step
+    up) on a stuck (slow) node, or is an error then (the cascade), or the diagnosis cites it as a cause; the rest
+    (start-up warnings, storage retries on other nodes) become `other`, drawn grey."""
     cited = {(e.host or "", e.ts) for e in (diagnosis.evidence if diagnosis is not None else []) if e.role == "cause"}
 
     def kept(m: Mark) -> bool:
@@ -315,7 +321,8 @@ def timeline_figure(marks: list[Mark], host_order: list[str], started: float | N
                 marker=marker,
                 s=size,
                 linewidths=1.2,
-                label=f"{label} ({len(pts)})",
+                label=f"{label} ({len(pts)})" if role != "other" or hang is None else
+                f"{label} (not the {'hang' if hang.kind == 'hang' else 'slowdown'}) ({len(pts)})",
                 zorder=z,
             )
     _mark_onsets(ax, marks, t0, scale, unit)
@@ -325,7 +332,7 @@ def timeline_figure(marks: list[Mark], host_order: list[str], started: float | N
     ax.set_yticks(ticks, [_plain(_host_label(hosts[i], hang)) for i in ticks], fontsize=8 if len(hosts) <= 30 else 6)
     causes = {_plain(m.host) for m in marks if m.role == "cause"}
     for tick in ax.get_yticklabels():
-        if hang is not None and tick.get_text().endswith(" stuck"):
+        if hang is not None and tick.get_text().endswith(f" {hang.word}"):
             tick.set_color(STUCK_COLOR)
             tick.set_fontweight("bold")
         elif tick.get_text() in causes:
@@ -341,8 +348,11 @@ def timeline_figure(marks: list[Mark], host_order: list[str], started: float | N
     title = "failure-indicating events by node and time"
     if hang is not None:
         stuck = ", ".join(hang.stuck) or "no node placed"
-        silent = f", then silent {hang.silent_for_s:.0f} s" if hang.silent_for_s else ""
-        title = _plain(f"the hang: {stuck} stuck{silent}; log lines by node and time")
+        after = f", then silent {hang.silent_for_s:.0f} s" if hang.silent_for_s else ""
+        if hang.kind == "slow":
+            after = f", the job {hang.slower}" if hang.slower else ""
+        title = _plain(f"the {'hang' if hang.kind == 'hang' else 'slowdown'}: {stuck} {hang.word}{after}; "
+                       "log lines by node and time")
     ax.set_title(title, fontsize=10)
     handles, labels = ax.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda i: not labels[i].startswith(HANG_LEGEND))
@@ -353,7 +363,7 @@ def timeline_figure(marks: list[Mark], host_order: list[str], started: float | N
 
 def _host_label(host: str, hang: Hang | None) -> str:
     label = host or "(no host)"
-    return f"{label} stuck" if hang is not None and host in hang.stuck else label
+    return f"{label} {hang.word}" if hang is not None and host in hang.stuck else label
 
 
 def _draw_hang(ax: Axes, hang: Hang, row: dict[str, int], t0: float, scale: float, end: float) -> None:
@@ -364,19 +374,24 @@ def _draw_hang(ax: Axes, hang: Hang, row: dict[str, int], t0: float, scale: floa
     start = (hang.last_progress - t0) / scale
     stop = ((hang.silent_until or end) - t0) / scale
     width = max(stop - start, 0.0)
+    slow = hang.kind == "slow"
     if hang.silent_for_s:
         ax.axvspan(start, stop, color=STUCK_COLOR, alpha=0.08, lw=0, zorder=0,
-                   label=f"silence: {hang.silent_for_s:.0f} s without progress")
+                   label=_plain(f"slower since: {hang.slower}") if slow else
+                   f"silence: {hang.silent_for_s:.0f} s without progress")
     what = f"{hang.progress_what} " if hang.progress_what else ""
+    line = "slower from" if slow else "last progress:"
     ax.axvline(start, color=PROGRESS_COLOR, lw=1.5, zorder=1,
-               label=_plain(f"last progress: {what}at {when(hang.last_progress)[11:19]} ({hang.source})"))
+               label=_plain(f"{line} {what}at {when(hang.last_progress)[11:19]} ({hang.source})"))
     bar = max(width, 0.004 * max(stop, 1.0))
     for i, (host, where) in enumerate(hang.stuck.items()):
         ax.barh(row[host], bar, left=start, height=0.5, color=STUCK_COLOR, zorder=4,
-                label=_plain(f"stuck (stacks): {', '.join(hang.stuck)}") if i == 0 else None)
-        ax.annotate(_plain(_cut(where, WHERE_CHARS)), (start, row[host] + 0.3), xytext=(-4, 0),
-                    textcoords="offset points", ha="right", va="center", fontsize=7, color=PROGRESS_COLOR,
-                    clip_on=True)
+                label=_plain(f"{hang.word} ({'flows' if slow else 'stacks'}): {', '.join(hang.stuck)}")
+                if i == 0 else None)
+        left = start < 0.5 * stop  # the label goes where there is room: after an early line, before a late one
+        ax.annotate(_plain(_cut(where, WHERE_CHARS)), (start, row[host] + 0.25), xytext=(4 if left else -4, -2),
+                    textcoords="offset points", ha="left" if left else "right", va="top", fontsize=7,
+                    color=PROGRESS_COLOR, clip_on=True)
     for i, host in enumerate(h for h in hang.waiting if h not in hang.stuck):
         ax.barh(row[host], bar, left=start, height=0.3, color=WAITING_COLOR, zorder=3,
                 label="waiting on it (outlier stacks)" if i == 0 else None)

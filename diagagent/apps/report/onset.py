@@ -1,13 +1,13 @@
-"""What a hang looks like on the report's timeline: the stuck node and ranks (from the stacks), the last progress,
-and the silence after it, so the picture shows the hang ahead of log warnings that have nothing to do with it.
-
-A hung job often prints no error at all; its log lines are start-up warnings and storage retries.
+"""What a hang or a slowdown looks like on the report's timeline: the stuck node and ranks (from the stacks), the
+last progress and the silence after it; or the slow node and the moment the job's iteration time stepped up (from
+the flows). The picture shows them ahead of log warnings that have nothing to do with them: a hung or slow job
+often prints no error at all, only start-up warnings and storage retries.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from diagagent.diagnosis import Diagnosis
 
@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Hang:
-    """A hung job's story for the timeline: who is stuck where, when progress stopped, how long the silence ran."""
+    """A hung job's story for the timeline: who is stuck where, when progress stopped, how long the silence ran.
+    With kind "slow", the same for a job-wide slowdown: the slow node, when the iteration time stepped up, and
+    how long it stayed up (`stuck` then holds the slow nodes, `last_progress` the slowdown's start)."""
 
     stuck: dict[str, str] = field(default_factory=dict)  # host -> where its ranks are (the diagnosed culprit)
     waiting: dict[str, str] = field(default_factory=dict)  # host -> the other outlier stacks (waiting on it)
@@ -26,6 +28,13 @@ class Hang:
     progress_what: str = ""  # "iteration 4451"
     silent_until: float | None = None  # the end of what the bundle covers
     source: str = ""  # where the last progress comes from: "flows" or "logs"
+    kind: Literal["hang", "slow"] = "hang"
+    slower: str = ""  # a slowdown: "6.4 s -> 9.5 s an iteration"
+
+    @property
+    def word(self) -> str:
+        """What the culprit node is: stuck, or slow."""
+        return "stuck" if self.kind == "hang" else "slow"
 
     @property
     def silent_for_s(self) -> float | None:
@@ -43,7 +52,12 @@ class Hang:
 
         parts = []
         if self.stuck:
-            parts.append("; ".join(f"{h} stuck ({where})" for h, where in self.stuck.items()))
+            parts.append("; ".join(f"{h} {self.word} ({where})" for h, where in self.stuck.items()))
+        if self.kind == "slow":
+            if self.last_progress is not None:
+                parts.append(f"the job slower from {self.progress_what} at {when(self.last_progress)[11:19]} "
+                             f"({self.slower})")
+            return ", ".join(parts)
         if self.last_progress is not None:
             what = f" ({self.progress_what})" if self.progress_what else ""
             parts.append(f"last progress{what} at {when(self.last_progress)[11:19]} by the {self.source}")
@@ -57,11 +71,16 @@ def is_hang(diagnosis: Diagnosis, analyses: Analyses) -> bool:
     return "hung" in (analyses.bundle.job.status, diagnosis.status) or "hang" in (diagnosis.fault or "")
 
 
+def is_slow(diagnosis: Diagnosis, analyses: Analyses) -> bool:
+    """The job is marked slow, or the diagnosis calls it slow (a straggler)."""
+    return "slow" in (analyses.bundle.job.status, diagnosis.status) or "straggl" in (diagnosis.fault or "")
+
+
 def hang_of(diagnosis: Diagnosis, analyses: Analyses) -> Hang | None:
-    """The hang's story from the stacks, flows and logs already analysed; None when the job is not a hang or
-    nothing places the hang (no outlier stacks and no time of the last progress)."""
+    """The hang's story from the stacks, flows and logs already analysed (or a slow job's, `slowdown_of`); None
+    when the job is neither or nothing places it (no outlier stacks and no time of the last progress)."""
     if not is_hang(diagnosis, analyses):
-        return None
+        return slowdown_of(diagnosis, analyses) if is_slow(diagnosis, analyses) else None
     bundle = analyses.bundle
     stacks = analyses.stacks if bundle.has("stacks") else None
     stuck, waiting = _stuck_hosts(diagnosis, stacks, bundle.job.rank_to_host)
@@ -84,6 +103,25 @@ def hang_of(diagnosis: Diagnosis, analyses: Analyses) -> Hang | None:
     return Hang(stuck=stuck, waiting=waiting, last_progress=last,
                 progress_what=f"iteration {iteration}" if iteration is not None else "", source=source,
                 silent_until=until if last is not None and until is not None and until > last else None)
+
+
+def slowdown_of(diagnosis: Diagnosis, analyses: Analyses) -> Hang | None:
+    """A slow job's story from the flows' job-wide slowdown: the slow nodes (the diagnosis's faulty ones among the
+    nodes whose own step changed most, or the one that changed most), when and how much the job slowed."""
+    flows = analyses.flows if analyses.bundle.has("flows") else None
+    slowdown = flows.slowdown if flows is not None else None
+    if slowdown is None:
+        return None
+    causes = {c.host: c for c in slowdown.causes}
+    slow = [h for h in diagnosis.faulty_hosts if h in causes] or [c.host for c in slowdown.causes[:1]]
+    if not slow:
+        return None
+    end = flows.silence.capture_end if flows is not None else None
+    return Hang(stuck={h: f"its own step {causes[h].before_s:.2f} s -> {causes[h].after_s:.2f} s, "
+                          f"x{causes[h].ratio:.1f}" for h in slow},
+                last_progress=slowdown.at, progress_what=f"flow iteration {slowdown.iteration}",
+                silent_until=end if end is not None and end > slowdown.at else None, source="flows", kind="slow",
+                slower=f"{slowdown.before_s:.1f} s -> {slowdown.after_s:.1f} s an iteration")
 
 
 def _stuck_hosts(diagnosis: Diagnosis, stacks: StackFindings | None,
