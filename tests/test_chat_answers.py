@@ -74,3 +74,32 @@ def test_a_two_part_question_gets_both_parts(session: Session) -> None:
     assert "First sign on node-013 at 15:41:35 UTC" in _inline(when)[0]
     why_not = session.ask("why not node-004?").markdown  # one part: the node, not the general why as well
     assert "node-004 is not named faulty" in why_not and "How sure" not in why_not
+
+
+def test_the_answer_on_actions_says_each_proposals_ledger_state(tmp_path: Path) -> None:
+    """Issue 18 item 2: the chat said "each pending an authorized operator's approval" of actions already
+    approved or rejected; it now says what the ledger has for each (pending with the approve command, decided by
+    whom and why, or not recorded), in a real SQLite ledger."""
+    from diagagent.actions import Ledger
+
+    cfg = Settings.load(state_dir=tmp_path / "state", approvers=["alice"])
+    with Bundle.open(EXAMPLE) as bundle:
+        session = Session(bundle, cfg, use_llm=False)
+        d = session.diagnose()
+        assert len(d.proposals) >= 2
+        before = session.ask("what should we do?").markdown
+        assert "pending an authorized operator" not in before
+        assert "not recorded in the ledger, so nothing has run" in before
+        assert not (tmp_path / "state" / "ledger.sqlite").exists()  # asking never creates the ledger
+        ledger = Ledger.from_settings(cfg)
+        first, second = (ledger.submit(d.job_id, p, "bob", job=bundle.job, evidence=d.evidence)
+                         for p in d.proposals[:2])
+        ledger.reject(first.id, "alice", "the probes disagree")
+        answer = session.ask("what should we do?").markdown
+    assert "as the ledger has them now" in answer
+    assert f"**#{first.id} rejected** by alice: the probes disagree" in answer
+    assert f"**#{second.id} pending**, awaiting an authorized operator (`diagagent actions approve {second.id}`)" \
+        in answer
+    assert f"approve {first.id}`" not in answer  # no approve hint for a decided action
+    shown = summary(d, [ledger.find(d.job_id, p) for p in d.proposals])
+    assert "rejected" in shown and "pending an operator's approval" not in shown

@@ -15,9 +15,9 @@ from diagagent.apps.report import UnsupportedReportFormat, write_report
 from diagagent.apps.report.content import where
 from diagagent.apps.report.figures import Mark, cascade
 from diagagent.apps.report.markdown import code, fenced, figures_dir, text
+from diagagent.contract import ActionProposal, Evidence, NodeScore, SchemaMatch
 from diagagent.diagnosis import Diagnosis
 from diagagent.diagnosis.analyses import Analyses
-from diagagent.contract import ActionProposal, Evidence, NodeScore, SchemaMatch
 from diagagent.telemetry import Bundle
 from tests.conftest import JOB_YAML
 
@@ -211,6 +211,75 @@ def test_html_embeds_all_three_pictures(hung_job: tuple[Bundle, Analyses, Diagno
     outliers = [c for c in analyses.stacks.clusters if c.role == "outlier"]  # type: ignore[union-attr]
     assert outliers and all(c.stack[0].function in page for c in outliers)  # the clusters' top frames
     assert "Eviction set:" in page
+
+
+def test_a_hang_timeline_shows_the_stuck_node_ahead_of_unrelated_warnings(
+    hung_job: tuple[Bundle, Analyses, Diagnosis], tmp_path: Path
+) -> None:
+    """Issue 18 item 13: on a hang the timeline showed only start-up and storage warnings and missed the stuck
+    node; now the stuck node heads the rows, with the last progress and the silence, and the rest is grey."""
+    import io
+
+    import matplotlib
+
+    from diagagent.apps.report.figures import timeline_view
+
+    bundle, analyses, d = hung_job
+    assert bundle.truth is not None
+    stuck = bundle.truth.faulty_nodes[0]
+    silence = analyses.flows.silence  # type: ignore[union-attr]
+    assert silence.stopped and silence.silent_for_s
+    caption, fig = timeline_view(d, analyses)
+    assert caption.startswith(f"The hang first: {stuck} stuck (rank")
+    assert f"then {silence.silent_for_s:.0f} s of silence" in caption
+    ax = fig.axes[0]
+    assert ax.get_yticklabels()[0].get_text() == f"{stuck} stuck"  # the stuck node heads the rows
+    assert f"{stuck} stuck" in ax.get_title()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    hang_first = ("silence:", "last progress:", f"stuck (stacks): {stuck}")
+    assert [any(lab.startswith(h) for lab in labels[:3]) for h in hang_first] == [True] * 3, labels
+    assert not any(lab.startswith("cause (warning)") for lab in labels), labels  # no warning posing as the cause
+    assert any(lab.startswith("other warnings (not the hang)") for lab in labels), labels
+    with matplotlib.rc_context({"svg.fonttype": "none"}):
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg")
+    svg = buf.getvalue()
+    assert f"{stuck} stuck" in svg and "last progress: iteration" in svg
+    page = write_report(d, bundle, tmp_path / "hung.html", analyses=analyses).read_text()
+    assert "The hang first: " + stuck in page
+
+
+def test_a_crash_timeline_has_no_hang(crashed_job: tuple[Bundle, Analyses]) -> None:
+    from diagagent.apps.report.figures import timeline_view
+    from diagagent.apps.report.onset import hang_of
+
+    bundle, analyses = crashed_job
+    d = Diagnosis(job_id=bundle.job.job_id, status="failed", fault="gpu_ecc_uncorrectable")
+    assert hang_of(d, analyses) is None
+    caption, fig = timeline_view(d, analyses)
+    assert caption.startswith("Failure-indicating lines") and "stuck" not in fig.axes[0].get_title()
+
+
+def test_a_slow_job_timeline_shows_the_slow_node_and_the_step_up(tmp_path: Path) -> None:
+    """A straggler's timeline showed five start-up warnings as causes and never the slow node; now the node whose
+    own step grew heads the rows, with the moment the job's iteration time stepped up (from the flows)."""
+    from diagagent.apps.report.figures import timeline_view
+    from diagagent.diagnosis import diagnose
+    from diagagent.sim import simulate
+
+    simulate(tmp_path / "slow", "gpu_straggler", 4, 7, gpus_per_node=2, minutes=8)
+    with Bundle.open(tmp_path / "slow") as bundle:
+        analyses = Analyses(bundle)
+        d = diagnose(bundle, analyses.settings, analyses=analyses)
+        assert bundle.truth is not None and analyses.flows.slowdown is not None  # type: ignore[union-attr]
+        slow = bundle.truth.faulty_nodes[0]
+        caption, fig = timeline_view(d, analyses)
+    assert caption.startswith(f"The slowdown first: {slow} slow (its own step")
+    ax = fig.axes[0]
+    assert ax.get_yticklabels()[0].get_text() == f"{slow} slow"
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0].startswith("slow") and any(lab == f"slow (flows): {slow}" for lab in labels[:3]), labels
+    assert not any(lab.startswith("cause (warning)") for lab in labels), labels
 
 
 def test_markdown_writes_linked_pngs_beside_it(

@@ -64,3 +64,26 @@ def test_stack_cluster_labels_stay_inside_the_picture() -> None:
         if label in ax.texts:  # counts are clipped to the axes
             continue
         assert extent.x0 >= box.x0 - 1 and extent.x1 <= box.x1 + 1, label.get_text()
+
+
+def test_a_thousand_node_job_keeps_its_pictures_labelled_and_the_faulty_node_named() -> None:
+    """1,024 nodes: the heatmap had no node label at all and was 48 in tall; the timeline's cause row went
+    unlabelled between the every-so-many labels."""
+    from diagagent.analysis.flows import IterationSpan, NodeIteration, NodeRow, TimelineView, heatmap_figure
+
+    hosts = [f"node-{i:04d}" for i in range(1, 1025)]
+    rows = [NodeRow(host=h, iterations=[NodeIteration(iteration=i, start=i * 9.0, end=i * 9.0 + 9, duration_s=9.0,
+                                                      compute_s=8.0, comm_s=1.0, compute_vs_peers=1.0)
+                                        for i in range(3)]) for h in hosts]
+    view = TimelineView(job_id="big", has_flows=True, count=3, nodes=rows,
+                        spans=[IterationSpan(iteration=i, start=i * 9.0, end=i * 9.0 + 9, duration_s=9.0)
+                               for i in range(3)])
+    fig = heatmap_figure(view, 7811, highlight=["node-0750"])
+    assert fig.get_figheight() <= 16.0  # two panels of at most 8 in (800 px each in the report)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert "* node-0750" in labels and 20 <= len(labels) <= 40
+    marks = [figures.Mark(1000.0 + i, h, "symptom", "watchdog", True) for i, h in enumerate(hosts)]
+    marks.append(figures.Mark(900.0, "node-0750", "cause", "Xid 48", True))
+    tl = figures.timeline_figure(marks, hosts).axes[0]
+    shown = {t.get_text(): t.get_color() for t in tl.get_yticklabels()}
+    assert shown.get("node-0750") == figures.CAUSE_COLOR and len(shown) <= 70

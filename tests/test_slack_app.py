@@ -201,6 +201,22 @@ def test_slack_gives_the_same_diagnosis_as_the_cli(diagnosed: PostedThread, jobs
     assert len(diagnosed.proposals) == len(cli["proposals"])
 
 
+def test_the_diagnosis_message_says_why_that_confidence(diagnosed: PostedThread, jobs_dir: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 18 item 7: Slack showed a bare percentage; the diagnosis message now says what raised it, what held it
+    down and the one check that would settle it, as the CLI does."""
+    monkeypatch.setenv("DIAGAGENT_JOBS_DIR", str(jobs_dir))
+    result = CliRunner().invoke(build_cli(), ["diagnose", "42", "--json", "--no-submit"])
+    why = json.loads(result.stdout)["confidence_why"]
+    assert why and why["raised"] and why["check"]
+    text = "\n".join(mrkdwn_texts(diagnosed.diagnosis))
+    percent = f"{json.loads(result.stdout)['confidence']:.0%}"
+    assert f"*Why {percent}:*" in text
+    assert all(f"• raised by: {r[:40]}" in text for r in why["raised"][:4])
+    assert all(f"• held down by: {h[:40]}" in text for h in why["held_down"][:4])
+    assert f"*To settle it:* {why['check'][:40]}" in text
+
+
 # --- follow-ups --------------------------------------------------------------------------------------------------
 
 def test_follow_up_in_the_thread_continues_the_same_session(app: App, diagnosed: PostedThread, slack: MockSlack) -> None:

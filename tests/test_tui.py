@@ -36,6 +36,7 @@ from diagagent.apps.tui.incident import (
 )
 from diagagent.apps.tui.timeline import chart_text, duration_bars, ratio_cell
 from diagagent.config import Settings
+from diagagent.contract import ConfidenceWhy
 from diagagent.diagnosis import ActionProposal, Diagnosis, Evidence, NodeScore
 from diagagent.telemetry import Bundle
 
@@ -82,6 +83,11 @@ def tiny_diagnosis() -> Diagnosis:
         faulty_nodes=[NodeScore(host="node-102", score=0.95, reason="logs: CUDA ECC error; health: Xid 48",
                                 evidence=["e1", "e2"])],
         stage="training", iteration=1198,
+        confidence_why=ConfidenceWhy(
+            basis="80%: lines that point to the fault; such evidence was right 80% of the time on the dev cases",
+            raised=["decisive sign of gpu_ecc_uncorrectable: xid-48 (logs/node-102/rank-2.log:9)"],
+            held_down=["one node's probes are missing"],
+            check="Xid 48 on exactly one GPU tells it from a software CUDA error"),
         evidence=[
             Evidence(id="e1", kind="log", role="cause", file="logs/node-102/rank-2.log", line=9, host="node-102",
                      rank=2, text="[rank2]: RuntimeError: CUDA error: uncorrectable ECC error encountered",
@@ -205,8 +211,9 @@ def unwrapped(text: str) -> str:
 
 def static_text(app: DiagApp, selector: str) -> str:
     widget = app.screen.query_one(selector, Static)
-    content = widget.render()
-    return str(content.plain if hasattr(content, "plain") else content)
+    content = widget.content
+    parts = getattr(content, "renderables", [content])  # a Group: its lines
+    return "\n".join(str(p.plain if hasattr(p, "plain") else p) for p in parts)
 
 
 async def test_why_did_it_fail_offline_names_node_and_evidence(shared_state: Path, tmp_path: Path) -> None:
@@ -307,6 +314,19 @@ async def test_cancel_decides_nothing_and_a_non_approver_is_refused_clearly(tmp_
             assert status.startswith("Approval refused: mallory is not an approver")
             assert ledger.list()[0].state == "pending"
             assert [a.event for a in ledger.audit(1)][-1] == "approve_refused"
+
+
+async def test_the_diagnosis_panel_says_why_that_confidence(tiny_app: DiagApp) -> None:
+    """Issue 18 item 7: the TUI showed a bare 80%; the panel now says what raised it, what held it down and the
+    one check that would settle it, each on a line cut to the width (never wrapped into the panes)."""
+    async with tiny_app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        panel = static_text(tiny_app, "#diagnosis-panel")
+        assert "why 80%:" in panel and "+ decisive sign of gpu_ecc_uncorrectable" in panel
+        assert "- one node's probes are missing" in panel
+        assert "to settle it: Xid 48 on exactly one GPU" in panel
+        shown = screen_text(tiny_app)
+        assert "why 80%:" in shown and "to settle it:" in shown  # on screen at 80x24, not cut off by the panel
 
 
 async def test_slash_commands_open_panes_and_help(tiny_app: DiagApp) -> None:

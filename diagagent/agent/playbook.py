@@ -6,13 +6,16 @@ No model: each question is routed by what it asks (why, which nodes, timeline, w
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diagagent.agent import tools
 from diagagent.agent.context import ToolContext
 from diagagent.diagnosis import Diagnosis, Evidence
+
+if TYPE_CHECKING:
+    from diagagent.actions import LedgerEntry
 
 ToolCall = Callable[..., dict[str, Any]]
 HOST_WORD = re.compile(r"[A-Za-z][\w.-]*\d[\w.-]*")
@@ -77,7 +80,8 @@ def _secs(value: float | None) -> str:
     return f"{value:.2f} s" if isinstance(value, (int, float)) else "?"
 
 
-def summary(d: Diagnosis) -> str:
+def summary(d: Diagnosis, entries: Sequence[LedgerEntry | None] | None = None) -> str:
+    """The diagnosis in Markdown; `entries`: each proposal's ledger entry now (None: not looked up)."""
     lines = [f"**{plain(d.root_cause)}**", ""]
     lines.append(f"Category **{d.category or 'unknown'}**, fault {code(d.fault or 'unknown')}, confidence "
                  f"{d.confidence:.0%}; stage {d.stage or '?'}, iteration {d.iteration if d.iteration is not None else '?'}.")
@@ -87,19 +91,43 @@ def summary(d: Diagnosis) -> str:
     if ev:
         lines += ["", "Evidence:", *ev]
     if d.proposals:
-        lines += ["", "Proposed (pending an operator's approval):", *_proposal_lines(d)]
+        lines += ["", proposals_head(entries), *_proposal_lines(d, entries)]
     if d.notes:
         lines += ["", "Not checked / to check:", *[f"- {n}" for n in d.notes[:4]]]
     return "\n".join(lines)
 
 
-def _proposal_lines(d: Diagnosis) -> list[str]:
+def proposals_head(entries: Sequence[LedgerEntry | None] | None) -> str:
+    """The line above the proposals: what the ledger says of them, or that it was not looked up / has none."""
+    if entries is None:
+        return "Proposed actions (their ledger state not looked up: `diagagent actions list`):"
+    if not any(e is not None for e in entries):
+        return ("Proposed actions, not recorded in the ledger, so nothing has run (`diagagent diagnose` records "
+                "them as pending, for an authorized operator to approve):")
+    return "Proposed actions, as the ledger has them now:"
+
+
+def ledger_state(entry: LedgerEntry | None) -> str:
+    """One proposal's ledger state in Markdown: pending (and how to approve it), or decided, by whom and why."""
+    if entry is None:
+        return "not recorded"
+    state = f"**#{entry.id} {entry.state}**"
+    if entry.state == "pending":
+        return f"{state}, awaiting an authorized operator (`diagagent actions approve {entry.id}`)"
+    if entry.decided_by:
+        why = f": {plain(entry.decision_reason)}" if entry.decision_reason else ""
+        return f"{state} by {plain(entry.decided_by)}{why}"
+    return state
+
+
+def _proposal_lines(d: Diagnosis, entries: Sequence[LedgerEntry | None] | None = None) -> list[str]:
     out = []
-    for p in d.proposals:
+    for i, p in enumerate(d.proposals):
         target = {"evict": ", ".join(p.nodes), "restart": f"from step {p.from_step}",
                   "rollback": f"to commit {p.to_commit}"}.get(p.kind, "")
         warn = f" ({plain('; '.join(p.warnings))})" if p.warnings else ""
-        out.append(f"- `{p.kind}` {plain(target)}: {plain(p.reason)}{warn}")
+        state = f" [{ledger_state(entries[i] if i < len(entries) else None)}]" if entries is not None else ""
+        out.append(f"- `{p.kind}` {plain(target)}: {plain(p.reason)}{warn}{state}")
     return out
 
 
@@ -219,9 +247,11 @@ class Playbook:
     def _actions(self, d: Diagnosis) -> str:
         if not d.proposals:
             return "No action is proposed: " + (plain(d.notes[0]) if d.notes else "the evidence does not support one.")
-        head = ("Proposed actions, each pending an authorized operator's approval "
-                "(`diagagent actions list`, then `approve ID`):")
-        return "\n".join([head, *_proposal_lines(d)])
+        entries, note = self.ctx.ledger_entries(d.proposals)
+        lines = [proposals_head(entries), *_proposal_lines(d, entries)]
+        if note:
+            lines.append(f"({plain(note)})")
+        return "\n".join(lines)
 
     def _nodes(self, d: Diagnosis) -> str:
         if not d.faulty_nodes:
@@ -284,4 +314,4 @@ class Playbook:
                                                        for s in d.schemata]])
 
 
-__all__ = ["INVESTIGATION", "Playbook", "summary", "tools"]
+__all__ = ["INVESTIGATION", "Playbook", "ledger_state", "proposals_head", "summary", "tools"]

@@ -850,22 +850,38 @@ def plot_heatmap(source: FlowFindings | TimelineView, out: Path, first_iteration
 
 
 HEATMAP_MIN_SPREAD = 0.15  # the time colors span at least the median +-15%, so a few % of noise stays faint
+HEATMAP_LABELLED = 64  # up to this many nodes, every row is labelled
+HEATMAP_MAX_PANEL_IN = 8.0  # a panel's height cap (800 px in the report): 1,024 nodes were 24 in a panel
+HEATMAP_SPARSE_LABELS = 32  # past HEATMAP_LABELLED nodes, about this many rows are labelled, marked ones besides
 
 
-def heatmap_figure(source: FlowFindings | TimelineView, first_iteration: int | None = None):
+def _sparse_ticks(hosts: list[str], marked: set[str]) -> list[int]:
+    """Rows to label on a tall heatmap: every so many, and every marked one (an evenly spaced label too close to
+    a marked one is left out, so the two do not overlap)."""
+    step = max(1, len(hosts) // HEATMAP_SPARSE_LABELS)
+    special = [i for i, h in enumerate(hosts) if h in marked]
+    even = [i for i in range(0, len(hosts), step) if all(abs(i - j) >= step / 2 for j in special)]
+    return sorted({*even, *special})
+
+
+def heatmap_figure(source: FlowFindings | TimelineView, first_iteration: int | None = None,
+                   highlight: Sequence[str] = ()):
     """Each node's iteration time (top) and compute gap against its peers (bottom), nodes ordered by peer group,
-    suspects marked, and the job's silence after its last iteration. `first_iteration`: the training iteration
-    of the first one the flows show (the x axis is then in training iterations), when the caller knows it."""
+    suspects and `highlight` (say, the diagnosis's faulty nodes) marked, and the job's silence after its last
+    iteration. `first_iteration`: the training iteration of the first one the flows show (the x axis is then in
+    training iterations), when the caller knows it. Past HEATMAP_LABELLED nodes, every so many is labelled
+    (and each marked one) and the picture stays HEATMAP_MAX_PANEL_IN tall a panel."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     hosts, its, duration, ratio, marked = _heatmap_data(source)
+    marked = marked | set(highlight)
     if not hosts or not len(its):
         raise ValueError("no iterations to plot: the flows gave no iteration timeline")
     shift = first_iteration or 0
     its = its + shift
-    labelled = len(hosts) <= 64
-    height = min(1.6 + (0.17 if labelled else 0.04) * len(hosts), 24.0)
+    labelled = len(hosts) <= HEATMAP_LABELLED
+    height = min(1.6 + (0.17 if labelled else 0.04) * len(hosts), HEATMAP_MAX_PANEL_IN)
     fig = Figure(figsize=(10.0, 2 * height), layout="constrained")  # the report shows it at 1000 px: no shrinking
     FigureCanvasAgg(fig)
     axes = fig.subplots(2, 1, squeeze=False)
@@ -893,9 +909,12 @@ def heatmap_figure(source: FlowFindings | TimelineView, first_iteration: int | N
         if labelled:
             ax.set_yticks(range(len(hosts)), [("* " if h in marked else "") + h for h in hosts], fontsize=9)
         else:
-            ax.set_yticks(
-                [i for i, h in enumerate(hosts) if h in marked], [h for h in hosts if h in marked], fontsize=9
-            )
+            ticks = _sparse_ticks(hosts, marked)
+            ax.set_yticks(ticks, [("* " if hosts[i] in marked else "") + hosts[i] for i in ticks], fontsize=8)
+            for tick in ax.get_yticklabels():
+                if tick.get_text().startswith("* "):
+                    tick.set_color("#d62728")
+                    tick.set_fontweight("bold")
         if silence is not None and silence.stopped and silence.silent_for_s:
             ax.axvline(its[-1] + 0.5, color="#d62728", lw=2)
             ax.annotate(f"then silent {silence.silent_for_s:.0f} s", (1.0, 1.0), xycoords="axes fraction",

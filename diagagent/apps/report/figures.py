@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from diagagent.apps.report.content import when
 from diagagent.apps.report.occurrences import Sighting, sightings
+from diagagent.apps.report.onset import Hang, hang_of
 from diagagent.diagnosis import Diagnosis
 
 if TYPE_CHECKING:
@@ -34,8 +35,13 @@ STYLE = {
     ("cause", False): ("cause (warning)", "#f4a3a3", "#d62728", "X", 80, 5),
     ("symptom", True): ("symptom: error", "#ff9f1c", "#b36b00", "o", 40, 4),
     ("symptom", False): ("symptom: warning", "none", "#e0a458", "o", 30, 3),
+    ("other", True): ("other errors", "#c7c7c7", "#8c8c8c", "o", 25, 2),
+    ("other", False): ("other warnings", "none", "#b0b0b0", "o", 22, 2),
 }
 CAUSE_COLOR, CASCADE_COLOR = "#d62728", "#b36b00"
+STUCK_COLOR, WAITING_COLOR, PROGRESS_COLOR = "#d62728", "#ffbf70", "#7f0000"
+HANG_LEGEND = ("stuck", "slow", "waiting", "last progress", "silence")  # these legend entries come first
+WHERE_CHARS = 90
 CASCADE_WINDOW_S = 60.0  # symptoms on many nodes within this long of each other are the cascade
 HEALTHY, OUTLIER = "#4c78a8", "#d62728"
 DPI = 100
@@ -58,7 +64,7 @@ class Mark:
 
     ts: float
     host: str
-    role: str  # cause | symptom
+    role: str  # cause | symptom | other (on a hang: a line that is not the hang)
     what: str
     severe: bool = True  # an error or worse (evidence without a level counts as one)
 
@@ -117,10 +123,10 @@ def heatmap_picture(analyses: Analyses, diagnosis: Diagnosis | None = None) -> t
     failed_at = diagnosis.iteration if diagnosis is not None else None
     if failed_at is not None and flows.silence.stopped and failed_at >= tl.iterations - 1:
         first = failed_at - (tl.iterations - 1)
-    png = _png(heatmap_figure(flows, first))
+    png = _png(heatmap_figure(flows, first, diagnosis.faulty_hosts if diagnosis is not None else ()))
     caption = (
         "Each node's time per iteration (top) and its compute gap against its peers (bottom), nodes "
-        "ordered by peer group; * marks a suspect"
+        "ordered by peer group; * marks a suspect or a node the diagnosis names"
         + (f"; iterations numbered so that the last one the flows show is {failed_at}, where the job failed"
            if first is not None else "; iterations counted from the first the flows show")
         + (f"; the red line marks where the job went silent for {flows.silence.silent_for_s:.0f} s"
@@ -182,19 +188,29 @@ def stack_clusters_figure(clusters: list[StackCluster]) -> Figure:
 
 def _label(c: StackCluster) -> str:
     """A cluster's bar label on two short lines: its ranks, then its innermost frame."""
-    return f"{_cut(f'ranks {c.ranks_text}', LABEL_CHARS // 2)}\n{_cut(c.top, LABEL_CHARS // 2)}"
+    ranks = f"rank {c.ranks_text}" if len(c.ranks) == 1 else f"ranks {c.ranks_text}"
+    return f"{_cut(ranks, LABEL_CHARS // 2)}\n{_cut(c.top, LABEL_CHARS // 2)}"
 
 
 # --- timeline -----------------------------------------------------------------------------------------------
 
 
 def timeline_picture(diagnosis: Diagnosis, analyses: Analyses) -> tuple[str, bytes]:
-    """(caption, PNG) of the failure-indicating events by time and node."""
+    """(caption, PNG) of the failure-indicating events by time and node; on a hang, the hang first (`Hang`)."""
+    caption, fig = timeline_view(diagnosis, analyses)
+    return caption, _png(fig)
+
+
+def timeline_view(diagnosis: Diagnosis, analyses: Analyses) -> tuple[str, Figure]:
+    """(caption, figure) behind `timeline_picture`, for checks without a browser."""
     logs = analyses.logs if analyses.bundle.has("logs") else None
     events = [e for e in logs.events if e.role in ROLES] if logs is not None else []
     extra, not_read = sightings(analyses.bundle, events) if events else ([], "")
     marks, untimed = timeline_marks(diagnosis, events, extra)
-    if not marks:
+    hang = hang_of(diagnosis, analyses)
+    if hang is not None:
+        marks = apart_from_hang(marks, hang, diagnosis)
+    if not marks and (hang is None or hang.last_progress is None):
         if logs is None:
             raise Omitted(f"{_absent(analyses, 'logs', 'logs')}, and no cited evidence has a time")
         if not events:
@@ -206,6 +222,19 @@ def timeline_picture(diagnosis: Diagnosis, analyses: Analyses) -> tuple[str, byt
         "Dashed lines mark the first cause and the cascade: the moment symptoms reach the most nodes "
         "within a minute."
     )
+    if hang is not None and hang.kind == "slow":
+        caption = (
+            f"The slowdown first: {hang.headline()}. The slow node (from the flows) heads the rows, a red bar "
+            "over the slower iterations (shaded) from the step up; log lines that are not the slowdown are grey: "
+            "before it, or warnings on nodes that are not slow."
+        )
+    elif hang is not None:
+        caption = (
+            f"The hang first: {hang.headline()}. Stuck nodes (from the stacks) head the rows, a red bar over the "
+            "silence (shaded) after the last progress; nodes whose ranks wait on them have an orange bar. "
+            "Log lines that are not the hang are grey: before the last progress, or warnings on nodes that are "
+            "not stuck."
+        )
     if not_read:
         caption += f" Not every node's line is drawn: {not_read}."
     if untimed:
@@ -215,7 +244,23 @@ def timeline_picture(diagnosis: Diagnosis, analyses: Analyses) -> tuple[str, byt
         marks = marks[:MAX_MARKS]
     job = analyses.bundle.job
     started = job.started_at.timestamp() if job.started_at is not None else None
-    return caption, timeline_png(marks, [n.host for n in job.nodes], started)
+    return caption, timeline_figure(marks, [n.host for n in job.nodes], started, hang)
+
+
+def apart_from_hang(marks: list[Mark], hang: Hang, diagnosis: Diagnosis | None = None) -> list[Mark]:
+    """On a hang (or slowdown), a log line keeps its role when it came at or after the last progress (the step
+    up) on a stuck (slow) node, or is an error then (the cascade), or the diagnosis cites it as a cause; the rest
+    (start-up warnings, storage retries on other nodes) become `other`, drawn grey."""
+    cited = {(e.host or "", e.ts) for e in (diagnosis.evidence if diagnosis is not None else []) if e.role == "cause"}
+
+    def kept(m: Mark) -> bool:
+        if (m.host, m.ts) in cited:
+            return True
+        if hang.last_progress is None:
+            return m.host in hang.stuck
+        return m.ts >= hang.last_progress and (m.host in hang.stuck or m.severe)
+
+    return [m if kept(m) else replace(m, role="other") for m in marks]
 
 
 def timeline_marks(
@@ -245,17 +290,26 @@ def timeline_marks(
     return list(marks.values()), untimed
 
 
-def timeline_png(marks: list[Mark], host_order: list[str], started: float | None = None) -> bytes:
+def timeline_figure(marks: list[Mark], host_order: list[str], started: float | None = None,
+                    hang: Hang | None = None) -> Figure:
     """Scatter of marks: x time since the first, y node (job order), causes and symptoms colored; `started`
-    (the job's start, epoch seconds) only names how far into the job the first mark came."""
+    (the job's start, epoch seconds) only names how far into the job the first mark came. With a `hang`, its
+    stuck nodes head the rows and its last progress, silence and stuck ranks are drawn and listed first."""
     rank = {h: i for i, h in enumerate(host_order)}
-    hosts = sorted({m.host for m in marks}, key=lambda h: (h not in rank, rank.get(h, 0), h))
+    first_rows = hang.hosts if hang is not None else []
+    hosts = first_rows + sorted({m.host for m in marks} - set(first_rows),
+                                key=lambda h: (h not in rank, rank.get(h, 0), h))
     row = {h: i for i, h in enumerate(hosts)}
-    t0 = min(m.ts for m in marks)
-    span = max(m.ts for m in marks) - t0
+    times = [m.ts for m in marks]
+    if hang is not None and hang.last_progress is not None:
+        times += [hang.last_progress, *([hang.silent_until] if hang.silent_until is not None else [])]
+    t0 = min(times)
+    span = max(times) - t0
     unit, scale = ("seconds", 1.0) if span < 120 else ("minutes", 60.0)
     fig = _figure(10.0, min(2.2 + 0.3 * len(hosts), 16.0))
     ax = fig.add_subplot()
+    if hang is not None:
+        _draw_hang(ax, hang, row, t0, scale, t0 + span)
     for (role, severe), (label, face, edge, marker, size, z) in STYLE.items():
         pts = [m for m in marks if m.role == role and m.severe == severe]
         if pts:
@@ -267,16 +321,22 @@ def timeline_png(marks: list[Mark], host_order: list[str], started: float | None
                 marker=marker,
                 s=size,
                 linewidths=1.2,
-                label=f"{label} ({len(pts)})",
+                label=f"{label} ({len(pts)})" if role != "other" or hang is None else
+                f"{label} (not the {'hang' if hang.kind == 'hang' else 'slowdown'}) ({len(pts)})",
                 zorder=z,
             )
     _mark_onsets(ax, marks, t0, scale, unit)
     step = max(1, len(hosts) // 60)
-    ax.set_yticks(
-        range(0, len(hosts), step),
-        [_plain(h or "(no host)") for h in hosts[::step]],
-        fontsize=8 if len(hosts) <= 30 else 6,
-    )
+    named = {row[m.host] for m in marks if m.role == "cause"} | {row[h] for h in first_rows}
+    ticks = sorted(named | {i for i in range(0, len(hosts), step) if all(abs(i - j) >= step / 2 for j in named)})
+    ax.set_yticks(ticks, [_plain(_host_label(hosts[i], hang)) for i in ticks], fontsize=8 if len(hosts) <= 30 else 6)
+    causes = {_plain(m.host) for m in marks if m.role == "cause"}
+    for tick in ax.get_yticklabels():
+        if hang is not None and tick.get_text().endswith(f" {hang.word}"):
+            tick.set_color(STUCK_COLOR)
+            tick.set_fontweight("bold")
+        elif tick.get_text() in causes:
+            tick.set_color(CAUSE_COLOR)
     ax.set_ylim(len(hosts) - 0.5, -0.5)
     ax.grid(axis="y", color="#dddddd", zorder=0)
     pad = max(0.05 * span, 30.0) / scale
@@ -285,9 +345,56 @@ def timeline_png(marks: list[Mark], host_order: list[str], started: float | None
         f" ({(t0 - started) / 60:.1f} min into the job)" if started is not None and t0 - started >= 3 else ""
     )
     ax.set_xlabel(f"{unit} after {when(t0)}{into}")
-    ax.set_title("failure-indicating events by node and time", fontsize=10)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
-    return _png(fig)
+    title = "failure-indicating events by node and time"
+    if hang is not None:
+        stuck = ", ".join(hang.stuck) or "no node placed"
+        after = f", then silent {hang.silent_for_s:.0f} s" if hang.silent_for_s else ""
+        if hang.kind == "slow":
+            after = f", the job {hang.slower}" if hang.slower else ""
+        title = _plain(f"the {'hang' if hang.kind == 'hang' else 'slowdown'}: {stuck} {hang.word}{after}; "
+                       "log lines by node and time")
+    ax.set_title(title, fontsize=10)
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: not labels[i].startswith(HANG_LEGEND))
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], loc="upper left",
+              bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
+    return fig
+
+
+def _host_label(host: str, hang: Hang | None) -> str:
+    label = host or "(no host)"
+    return f"{label} {hang.word}" if hang is not None and host in hang.stuck else label
+
+
+def _draw_hang(ax: Axes, hang: Hang, row: dict[str, int], t0: float, scale: float, end: float) -> None:
+    """The silence (shaded) from the last progress, a line at the last progress, and a bar per stuck (red) or
+    waiting (orange) node over the silence, the stuck ones labelled with where their ranks are."""
+    if hang.last_progress is None:
+        return
+    start = (hang.last_progress - t0) / scale
+    stop = ((hang.silent_until or end) - t0) / scale
+    width = max(stop - start, 0.0)
+    slow = hang.kind == "slow"
+    if hang.silent_for_s:
+        ax.axvspan(start, stop, color=STUCK_COLOR, alpha=0.08, lw=0, zorder=0,
+                   label=_plain(f"slower since: {hang.slower}") if slow else
+                   f"silence: {hang.silent_for_s:.0f} s without progress")
+    what = f"{hang.progress_what} " if hang.progress_what else ""
+    line = "slower from" if slow else "last progress:"
+    ax.axvline(start, color=PROGRESS_COLOR, lw=1.5, zorder=1,
+               label=_plain(f"{line} {what}at {when(hang.last_progress)[11:19]} ({hang.source})"))
+    bar = max(width, 0.004 * max(stop, 1.0))
+    for i, (host, where) in enumerate(hang.stuck.items()):
+        ax.barh(row[host], bar, left=start, height=0.5, color=STUCK_COLOR, zorder=4,
+                label=_plain(f"{hang.word} ({'flows' if slow else 'stacks'}): {', '.join(hang.stuck)}")
+                if i == 0 else None)
+        left = start < 0.5 * stop  # the label goes where there is room: after an early line, before a late one
+        ax.annotate(_plain(_cut(where, WHERE_CHARS)), (start, row[host] + 0.25), xytext=(4 if left else -4, -2),
+                    textcoords="offset points", ha="left" if left else "right", va="top", fontsize=7,
+                    color=PROGRESS_COLOR, clip_on=True)
+    for i, host in enumerate(h for h in hang.waiting if h not in hang.stuck):
+        ax.barh(row[host], bar, left=start, height=0.3, color=WAITING_COLOR, zorder=3,
+                label="waiting on it (outlier stacks)" if i == 0 else None)
 
 
 def _mark_onsets(ax: Axes, marks: list[Mark], t0: float, scale: float, unit: str) -> None:

@@ -104,6 +104,9 @@ def diagnosis_blocks(d: Diagnosis, ref: JobRef, seconds: float | None = None) ->
               f"*Confidence*\n{d.confidence:.0%}", f"*Stage*\n{escape(d.stage or '?')}",
               f"*Iteration*\n{d.iteration if d.iteration is not None else '?'}"]
     blocks.append(section(f"*Root cause:* {prose(d.root_cause or 'not determined')}", fields))
+    why = confidence_why(d)
+    if why:
+        blocks.append(section(why))
     if d.faulty_nodes:
         rows = [f"• `{code(n.host)}` {n.score:.2f}: {prose(clip(n.reason, 300))}" for n in d.faulty_nodes[:TOP_NODES]]
         blocks.append(section("*Faulty nodes*\n" + "\n".join(rows)))
@@ -122,6 +125,19 @@ def diagnosis_blocks(d: Diagnosis, ref: JobRef, seconds: float | None = None) ->
     footer = f"{took}{len(d.proposals)} proposed action(s) below, each in its ledger state · ask follow-ups in this thread"
     blocks.append(context([footer]))
     return blocks
+
+
+def confidence_why(d: Diagnosis) -> str:
+    """Why that confidence, in mrkdwn: its basis, what raised it, what held it down, the check that settles it."""
+    w = d.confidence_why
+    if w is None:
+        return ""
+    lines = [f"*Why {d.confidence:.0%}:* {prose(clip(w.basis, 400))}" if w.basis else f"*Why {d.confidence:.0%}:*"]
+    lines += [f"• raised by: {prose(clip(r, 300))}" for r in w.raised[:4]]
+    lines += [f"• held down by: {prose(clip(h, 300))}" for h in w.held_down[:4]]
+    if w.check:
+        lines.append(f"*To settle it:* {prose(clip(w.check, 400))}")
+    return "\n".join(lines)
 
 
 def diagnosis_text(d: Diagnosis) -> str:

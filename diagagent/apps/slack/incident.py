@@ -104,6 +104,7 @@ class IncidentThreads:
             return None
         relay = EventRelay()
         thread = ThreadSession(key=key, job=ref, session=Session(bundle, self.settings, on_event=relay), relay=relay)
+        thread.session.ctx.ledger = self.ledger  # thread answers say each proposal's state in the bot's ledger
         self.sessions.put(thread)
         with thread.lock:
             relay.target = progress

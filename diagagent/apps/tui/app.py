@@ -29,6 +29,7 @@ from diagagent.actions import (
     approve_and_execute,
     plan,
 )
+from diagagent.actions.ledger import action_key
 from diagagent.agent import Session
 from diagagent.agent.playbook import summary
 from diagagent.agent.session import ToolCallRecord
@@ -94,6 +95,7 @@ class DiagApp(App[None]):
         self.proposer = proposer or self.actor.via or self.actor.name
         self.ledger = ledger or Ledger.from_settings(settings)
         self.session = Session(bundle, settings, on_event=self._from_session, use_llm=use_llm)
+        self.session.ctx.ledger = self.ledger  # answers say each proposal's state in this app's ledger
         self.incident: Incident | None = None
         # the tool calls that led to the diagnosis, recorded in the session's thread as they end
         self.investigation: list[ToolCallRecord] = []
@@ -164,7 +166,8 @@ class DiagApp(App[None]):
         self.incident = incident
         d = incident.diagnosis
         self.query_one(DiagnosisPanel).show(d)
-        await view.show(summary(d), self.investigation)
+        by_key = {action_key(e.proposal): e for e in incident.actions}
+        await view.show(summary(d, [by_key.get(action_key(p)) for p in d.proposals]), self.investigation)
         self.query_one(EvidencePane).load(d.evidence)
         self.query_one(NodesPane).load(incident.nodes)
         await self.query_one(TimelinePane).load(incident.timeline, incident.timeline_note)

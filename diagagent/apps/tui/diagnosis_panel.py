@@ -5,6 +5,7 @@ Analyzer seconds are shown only while running, so a finished screen holds nothin
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.text import Text
 from textual.widgets import Static
 
@@ -38,6 +39,32 @@ def diagnosis_text(d: Diagnosis) -> Text:
     if d.iteration is not None:
         text.append(f" iter {d.iteration}")
     return text
+
+
+def confidence_why_lines(d: Diagnosis) -> list[Text]:
+    """The confidence's why in two lines, each cut to the panel's width: what raised it (+) and held it down (-),
+    then the one check that would settle it (empty when the diagnosis has no explanation)."""
+    w = d.confidence_why
+    if w is None:
+        return []
+    why = Text(f"why {d.confidence:.0%}:", style="bold", no_wrap=True, overflow="ellipsis")
+    for mark, items, style in (("+", w.raised, "green"), ("-", w.held_down, "yellow")):
+        for item in items:
+            why.append(f"  {mark} ", style)
+            why.append(item)
+    if not (w.raised or w.held_down) and w.basis:
+        why.append(f" {w.basis}")
+    lines = [why]
+    if w.check:
+        settle = Text("to settle it: ", style="bold", no_wrap=True, overflow="ellipsis")
+        settle.append(w.check)
+        lines.append(settle)
+    return lines
+
+
+def diagnosis_view(d: Diagnosis) -> Group:
+    """The finished panel: root cause and facts (`diagnosis_text`), then the confidence's why."""
+    return Group(diagnosis_text(d), *confidence_why_lines(d))
 
 
 class DiagnosisPanel(Static):
@@ -87,7 +114,7 @@ class DiagnosisPanel(Static):
     def show(self, diagnosis: Diagnosis) -> None:
         self.finished = True
         self.set_class(True, "-ready")
-        self.update(diagnosis_text(diagnosis))
+        self.update(diagnosis_view(diagnosis))
 
     def failed(self, message: str) -> None:
         self.finished = True
