@@ -5,15 +5,27 @@ Who approves is the OS user (an admin may act as another with --as), never telem
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-from diagagent.apps.common import console, fail, open_bundle, operator, os_user, settings
+from diagagent.apps.common import (
+    SAVE_HELP,
+    TARGETS_HELP,
+    console,
+    fail,
+    open_bundle,
+    operator,
+    os_user,
+    settings,
+)
 
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def chat(
-        target: str = typer.Argument(..., help="A bundle directory or .tar.gz, or a job id / name in the jobs dir."),
+        targets: list[str] = typer.Argument(..., help=TARGETS_HELP, show_default=False),
+        save: Path | None = typer.Option(None, "--save", help=SAVE_HELP),
         as_user: str | None = typer.Option(None, "--as", help="Act as this user (only for DIAGAGENT_ADMINS; "
                                                              "default: the OS user)."),
         llm: bool = typer.Option(False, "--llm", help="Use the configured LLM (DIAGAGENT_LLM_BASE_URL)."),
@@ -30,7 +42,7 @@ def register(app: typer.Typer) -> None:
         if user.via and name_key(user.via) not in {name_key(a) for a in cfg.admins}:
             fail(f"--as {as_user}: {user.via} may not act as someone else; only an operator named in "
                  "DIAGAGENT_ADMINS may")
-        with open_bundle(target, cfg) as bundle:
+        with open_bundle(targets, cfg, save=save) as bundle:
             DiagApp(bundle, cfg, user=user, proposer=os_user(), use_llm=llm and bool(cfg.llm_base_url)).run()
 
 

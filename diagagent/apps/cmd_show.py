@@ -6,13 +6,14 @@ The first thing to run on an unfamiliar incident; it reads every file once, with
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import typer
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from diagagent.apps.common import console, open_bundle, print_json
+from diagagent.apps.common import SAVE_HELP, TARGETS_HELP, console, open_bundle, print_json
 from diagagent.telemetry import Bundle, parse_timestamp
 
 
@@ -133,11 +134,12 @@ def render(s: BundleSummary) -> None:
 def register(app: typer.Typer) -> None:
     @app.command()
     def show(
-        target: str = typer.Argument(..., help="A bundle directory or .tar.gz, or a job id / name in the jobs dir."),
+        targets: list[str] = typer.Argument(..., help=TARGETS_HELP, show_default=False),
+        save: Path | None = typer.Option(None, "--save", help=SAVE_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
         """Show what a bundle holds: job, nodes, parallelism, which parts are present, files, lines, time span."""
-        with open_bundle(target) as bundle:
+        with open_bundle(targets, save=save) as bundle:
             if json_out:
                 print_json(summarize(bundle))
                 return
