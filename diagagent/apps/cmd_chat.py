@@ -11,6 +11,7 @@ import typer
 
 from diagagent.apps.common import (
     SAVE_HELP,
+    STATUS_HELP,
     TARGETS_HELP,
     console,
     fail,
@@ -26,6 +27,7 @@ def register(app: typer.Typer) -> None:
     def chat(
         targets: list[str] = typer.Argument(..., help=TARGETS_HELP, show_default=False),
         save: Path | None = typer.Option(None, "--save", help=SAVE_HELP),
+        status: str | None = typer.Option(None, "--status", help=STATUS_HELP),
         as_user: str | None = typer.Option(None, "--as", help="Act as this user (only for DIAGAGENT_ADMINS; "
                                                              "default: the OS user)."),
         llm: bool = typer.Option(False, "--llm", help="Use the configured LLM (DIAGAGENT_LLM_BASE_URL)."),
@@ -42,7 +44,7 @@ def register(app: typer.Typer) -> None:
         if user.via and name_key(user.via) not in {name_key(a) for a in cfg.admins}:
             fail(f"--as {as_user}: {user.via} may not act as someone else; only an operator named in "
                  "DIAGAGENT_ADMINS may")
-        with open_bundle(targets, cfg, save=save) as bundle:
+        with open_bundle(targets, cfg, save=save, status=status) as bundle:
             DiagApp(bundle, cfg, user=user, proposer=os_user(), use_llm=llm and bool(cfg.llm_base_url)).run()
 
 

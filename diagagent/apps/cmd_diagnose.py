@@ -19,6 +19,7 @@ from rich.text import Text
 from diagagent.apps.cmd_actions import STATE_STYLE
 from diagagent.apps.common import (
     SAVE_HELP,
+    STATUS_HELP,
     TARGETS_HELP,
     console,
     fail,
@@ -112,6 +113,7 @@ def register(app: typer.Typer) -> None:
     def diagnose(
         targets: list[str] = typer.Argument(..., help=TARGETS_HELP, show_default=False),
         save: Path | None = typer.Option(None, "--save", help=SAVE_HELP),
+        status: str | None = typer.Option(None, "--status", help=STATUS_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the Diagnosis as JSON."),
         llm: bool = typer.Option(False, "--llm", help="Use the configured LLM (DIAGAGENT_LLM_BASE_URL)."),
         submit: bool = typer.Option(True, "--submit/--no-submit", help="Record proposals in the Ledger as pending."),
@@ -130,7 +132,7 @@ def register(app: typer.Typer) -> None:
                 report_format(report)
             except UnsupportedReportFormat as exc:
                 fail(str(exc))
-        with open_bundle(targets, cfg, save=save) as bundle:
+        with open_bundle(targets, cfg, save=save, status=status) as bundle:
             progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                                 console=console(stderr=True), transient=True, disable=json_out)
             tasks: dict[str, int] = {}

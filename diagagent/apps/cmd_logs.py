@@ -14,7 +14,16 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from diagagent.apps.common import SAVE_HELP, TARGETS_HELP, console, fail, open_bundle, print_json, settings
+from diagagent.apps.common import (
+    SAVE_HELP,
+    STATUS_HELP,
+    TARGETS_HELP,
+    console,
+    fail,
+    open_bundle,
+    print_json,
+    settings,
+)
 
 MAX_TEMPLATE = 240  # characters of a template shown (cut between words); --json has them whole
 
@@ -79,6 +88,7 @@ def register(app: typer.Typer) -> None:
     def logs(
         targets: list[str] = typer.Argument(..., help=TARGETS_HELP, show_default=False),
         save: Path | None = typer.Option(None, "--save", help=SAVE_HELP),
+        status: str | None = typer.Option(None, "--status", help=STATUS_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
         top: int = typer.Option(15, "--top", min=1, help="How many events and nodes to show."),
         workers: int = typer.Option(0, "--workers", min=0, help="Processes reading the logs (0: automatic)."),
@@ -87,7 +97,7 @@ def register(app: typer.Typer) -> None:
         from diagagent.analysis.events import analyze_logs, normal_pool_for
 
         cfg = settings()
-        with open_bundle(targets, cfg, save=save) as bundle:
+        with open_bundle(targets, cfg, save=save, status=status) as bundle:
             pool, notes = normal_pool_for(bundle, cfg.state_dir, cfg.jobs_dir, workers or None)
             findings = analyze_logs(bundle, pool, workers=workers or None)
             findings.notes = notes + findings.notes

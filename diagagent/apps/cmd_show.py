@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from diagagent.apps.common import SAVE_HELP, TARGETS_HELP, console, open_bundle, print_json
+from diagagent.apps.common import SAVE_HELP, STATUS_HELP, TARGETS_HELP, console, open_bundle, print_json
 from diagagent.telemetry import Bundle, parse_timestamp
 
 
@@ -136,10 +136,11 @@ def register(app: typer.Typer) -> None:
     def show(
         targets: list[str] = typer.Argument(..., help=TARGETS_HELP, show_default=False),
         save: Path | None = typer.Option(None, "--save", help=SAVE_HELP),
+        status: str | None = typer.Option(None, "--status", help=STATUS_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
         """Show what a bundle holds: job, nodes, parallelism, which parts are present, files, lines, time span."""
-        with open_bundle(targets, save=save) as bundle:
+        with open_bundle(targets, save=save, status=status) as bundle:
             if json_out:
                 print_json(summarize(bundle))
                 return

@@ -80,16 +80,22 @@ TARGETS_HELP = ("A bundle (directory or .tar.gz) or a job id / name in the jobs 
 SAVE_HELP = "Write the bundle built from raw logs (or a copy of the bundle) into this new folder, to re-run or share."
 
 
-def open_bundle(target: str | Sequence[str], cfg: Settings | None = None, save: Path | None = None) -> Bundle:
+STATUS_HELP = "How the job ended, for raw logs (which do not say it): failed (the default), hung or slow."
+
+
+def open_bundle(target: str | Sequence[str], cfg: Settings | None = None, save: Path | None = None,
+                status: str | None = None) -> Bundle:
     """A bundle (dir or tarball), a JOB_ID/name under the jobs dir, or raw logs (files, a glob, a directory, an
     archive, `-` for stdin) built into one; exits with a clear message if none of these."""
     from diagagent.telemetry.rawlogs import open_inputs
 
     cfg = cfg or settings()
     targets = [target] if isinstance(target, str) else list(target)
+    if status is not None and status not in ("failed", "hung", "slow"):
+        fail(f"--status must be failed, hung or slow; got {status!r}")
     try:
         return open_inputs(targets, cfg.jobs_dir, cfg.limits, save=save,
-                           stdin=getattr(sys.stdin, "buffer", None))
+                           stdin=getattr(sys.stdin, "buffer", None), status=status)
     except (BundleError, UnknownJob) as exc:
         fail(str(exc))
     except OSError as exc:

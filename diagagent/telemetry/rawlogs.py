@@ -83,6 +83,7 @@ class _Facts:
     host_ranks: dict[str, set[int]] = field(default_factory=dict)
     hosts: dict[str, None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    launchers: list[tuple[str, str]] = field(default_factory=list)  # (staged file of unprefixed lines, its host)
     methods: dict[str, None] = field(default_factory=dict)  # how hosts and ranks were found, for the head note
     sources: list[str] = field(default_factory=list)
     bytes: int = 0
@@ -308,7 +309,7 @@ def _detect(sample: list[bytes]) -> Format | None:
             if m:
                 keys[m.group(1)] = keys.get(m.group(1), 0) + 1
         n = sum(keys.values())
-        if fmt.name == "pdsh" and n < 2 * len(keys) and n > 1:  # host names repeat; a word before ": " varies
+        if fmt.name == "pdsh" and len(keys) > max(2, n // 2):  # host names repeat; a word before ": " varies
             continue
         if n > best_n:
             best, best_n = fmt, n
@@ -355,7 +356,7 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
         _route_plain(src, blocks, outs, facts, name)
         return
     match, by_rank = fmt.pattern.match, fmt.names == "rank"
-    other = f"logs/{name}"
+    other = f".staged/launcher/{len(facts.sources)}/{name}"
     rel_of: dict[bytes, str] = {}  # prefix key -> staged output file
     unhosted: set[bytes] = set()  # rank keys whose host no line has named yet
     task_hosts: dict[int, str] = {}
@@ -398,6 +399,11 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
                 facts.rank_host[rank] = task_hosts[rank]
                 from_srun += 1
     facts.notes.append(f"{src.display}: {len(rel_of)} {'ranks' if by_rank else 'hosts'} told apart by {fmt.label}")
+    if other in outs.buffers:  # the launcher's own lines: it runs on the first node (Slurm's batch host runs task 0)
+        first = min(map(int, rel_of)) if by_rank and rel_of else None
+        host = facts.rank_host.get(first, "unknown-host") if by_rank else \
+            (_host_name(next(iter(rel_of))) if rel_of else "unknown-host")
+        facts.launchers.append((other, host))
     facts.methods.setdefault(fmt.label, None)
     if by_rank and any(int(k) in facts.rank_host for k in rel_of):
         from_nccl = sum(1 for k in rel_of if int(k) in facts.rank_host) - from_srun
@@ -490,8 +496,16 @@ def _place_ranks(root: Path, facts: _Facts) -> None:
     if not staged.is_dir():
         return
     unknown: list[int] = []
+    for rel, host in facts.launchers:
+        if (root / rel).is_file():
+            final = _free(root, f"logs/{host}/{rel.rsplit('/', 1)[1]}")
+            (root / final).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(root / rel, root / final)
+            facts.hosts.setdefault(host, None)
+            facts.notes.append(f"lines without a prefix (the launcher's own) put on {host}, the first node, where "
+                               "the launcher runs")
     for folder in sorted(staged.iterdir()):
-        if folder.name == "plain":
+        if not folder.name.isdigit():
             continue
         rank = int(folder.name)
         host = facts.rank_host.get(rank)
@@ -525,7 +539,7 @@ def _job_id(sources: list[str]) -> str:
 
 
 def bundle_from_logs(targets: Sequence[str | Path], out_dir: Path, *, limits: ReadLimits | None = None,
-                     stdin: IO[bytes] | None = None, job_id: str | None = None, status: str = "failed",
+                     stdin: IO[bytes] | None = None, job_id: str | None = None, status: str | None = None,
                      issues: list[ReadIssue] | None = None) -> Path:
     """Build a bundle in `out_dir` (created; must be empty) from raw logs: files, globs, directories, .tar.gz /
     .zip archives of them, `-` for `stdin`. Hosts and ranks come from the lines' launcher prefixes, NCCL headers,
@@ -546,7 +560,10 @@ def bundle_from_logs(targets: Sequence[str | Path], out_dir: Path, *, limits: Re
     _place_ranks(out_dir, facts)
     if not facts.sources:
         raise BundleError(", ".join(map(str, targets)) or "(no input)", "no log lines found in it")
-    _write_job(out_dir, facts, issues, job_id or _job_id(facts.sources), status)
+    if status is None:
+        facts.notes.insert(0, "raw logs do not say how the job ended: read as failed (--status hung or slow says "
+                              "otherwise)")
+    _write_job(out_dir, facts, issues, job_id or _job_id(facts.sources), status or "failed")
     return out_dir
 
 
@@ -622,10 +639,11 @@ def _names_raw(target: str) -> bool:
 
 
 def open_inputs(targets: Sequence[str], jobs_dir: Path, limits: ReadLimits | None = None, save: Path | None = None,
-                stdin: IO[bytes] | None = None) -> Bundle:
+                stdin: IO[bytes] | None = None, status: str | None = None) -> Bundle:
     """What a command line names, opened as a bundle: a bundle (directory or tarball) or a job id as before, or raw
     logs (files, globs, a directory without job.yaml, a .tar.gz / .zip of logs, `-`) built into one; with `save`,
-    the bundle is (built or copied) there to be re-run or shared, else into a temporary folder removed on close."""
+    the bundle is (built or copied) there to be re-run or shared, else into a temporary folder removed on close.
+    `status` is the job's (failed, hung, slow) for raw logs, which do not say it; a bundle's job.yaml does."""
     from diagagent.telemetry.bundle import Bundle
     from diagagent.telemetry.store import JobStore
 
@@ -655,11 +673,11 @@ def open_inputs(targets: Sequence[str], jobs_dir: Path, limits: ReadLimits | Non
         if len(targets) > 1 and _is_bundle_dir(p):
             raise BundleError(t, "a bundle (it holds job.yaml) is diagnosed alone, not with other inputs")
     if save is not None:
-        built = bundle_from_logs(targets, save, limits=limits, stdin=stdin)
+        built = bundle_from_logs(targets, save, limits=limits, stdin=stdin, status=status)
         return Bundle.open(built, limits)
     tmp = Path(tempfile.mkdtemp(prefix="diagagent-raw-bundle-"))
     try:
-        bundle_from_logs(targets, tmp / "bundle", limits=limits, stdin=stdin)
+        bundle_from_logs(targets, tmp / "bundle", limits=limits, stdin=stdin, status=status)
         bundle = Bundle.open(tmp / "bundle", limits)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
