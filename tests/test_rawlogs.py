@@ -260,3 +260,19 @@ def test_dev_cases_raw_give_their_bundles_diagnosis(case: str, tmp_path: Path) -
     with open_inputs([str(folder / "logs")], tmp_path) as b:
         assert key(b) == want
     shutil.rmtree(tmp_path / "state", ignore_errors=True)
+
+
+def test_eval_scores_a_raw_case_as_its_bundle(tmp_path: Path) -> None:
+    """A case folder of raw logs with truth.json and no job.yaml is scored like the bundle it came from."""
+    shutil.copytree(DEV / "horovod-584", tmp_path / "bundle" / "horovod-584")
+    shutil.copytree(DEV / "horovod-584", tmp_path / "raw" / "horovod-584")
+    (tmp_path / "raw" / "horovod-584" / "job.yaml").unlink()
+    scores = []
+    for kind in ("bundle", "raw"):
+        code, out = run(["eval", str(tmp_path / kind), "--json", "-", "--baseline", "grep"])
+        assert code == 0, out
+        data = json.loads(out[out.index("{"):])
+        case = data["per_case"][0]
+        scores.append({k: v for k, v in case.items() if k not in ("set", "seconds")})
+    assert scores[0] == scores[1]
+    assert scores[1]["predicted_category"] == "network" and scores[1]["events"]["recall_at_1"] == 1.0
