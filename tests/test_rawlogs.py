@@ -23,8 +23,7 @@ from typer.testing import CliRunner
 from diagagent.apps.cli import build_app
 from diagagent.config import Settings
 from diagagent.diagnosis import diagnose
-from diagagent.telemetry import Bundle, BundleError
-from diagagent.telemetry import rawlogs
+from diagagent.telemetry import Bundle, BundleError, rawlogs
 from diagagent.telemetry.rawlogs import bundle_from_logs, open_inputs
 
 DEV = Path(__file__).resolve().parent.parent / "evals" / "real" / "dev"
@@ -85,11 +84,14 @@ def test_srun_summary_names_the_host_of_a_rank_without_nccl_lines(tmp_path: Path
 @pytest.mark.parametrize(("text", "files", "label"), [
     ("[1,0]<stdout>:hello\n[1,1]<stderr>:node-b:1:2 [1] NCCL WARN x\n[1,0]<stdout>:bye\n",
      {"logs/unknown-host/rank-0.log": 2, "logs/node-b/rank-1.log": 1}, "OpenMPI --tag-output prefixes"),
-    ("worker-0: [2024-01-01 10:00:00,000] [INFO] start\nworker-1: [2024-01-01 10:00:00,000] [INFO] start\n"
-     "worker-1: RuntimeError: boom\n",
+    (("worker-0: [2024-01-01 10:00:00,000] [INFO] start\nworker-1: [2024-01-01 10:00:00,000] [INFO] start\n"
+     "worker-1: RuntimeError: boom\n"),
      {"logs/worker-0/x.log": 1, "logs/worker-1/x.log": 2}, "pdsh / DeepSpeed launcher prefixes"),
     ("[pod/train-worker-0/pytorch] step 1\n[pod/train-worker-1/pytorch] step 1\n[pod/train-worker-1/pytorch] OOM\n",
      {"logs/train-worker-0/x.log": 1, "logs/train-worker-1/x.log": 2}, "kubectl --prefix prefixes"),
+    (("gpu4:1:2 [0] NCCL INFO a\ngpu5:3:4 [1] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion\n"
+     "gpu4:1:2 [0] NCCL INFO b\n# Out of bounds values : 0 OK\n"),
+     {"logs/gpu4/x.log": 2, "logs/gpu5/x.log": 1, "logs/gpu4/x.launcher.log": 1}, "2 hosts inferred from NCCL headers"),
 ])
 def test_launcher_prefixes(tmp_path: Path, text: str, files: dict[str, int], label: str) -> None:
     src = tmp_path / "x.log"

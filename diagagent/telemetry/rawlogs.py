@@ -55,6 +55,8 @@ FORMATS = (
     Format("kubectl", "kubectl --prefix prefixes", re.compile(rb"\[pod/([\w.-]+)/[\w.-]+\] "), "host"),
     Format("pdsh", "pdsh / DeepSpeed launcher prefixes",
            re.compile(rb"([A-Za-z0-9][A-Za-z0-9.-]*[0-9-][A-Za-z0-9.-]*|\d+\.\d+\.\d+\.\d+): "), "host"),
+    # a stream of NCCL_DEBUG output from several hosts: "node-017:1234:5678 [3] NCCL INFO ..." on (nearly) every line
+    Format("nccl", "NCCL headers", re.compile(rb"([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] "), "host"),
 )
 # torchrun's own prefixes need no routing: the bundle reader takes each line's rank from them
 _TORCHRUN = re.compile(rb"\[(rank|default)(\d{1,7})\]:")
@@ -351,12 +353,15 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
         if sum(1 for line in sample if line.strip()) >= SAMPLE_LINES:
             break
     fmt = _detect(sample[:SAMPLE_LINES * 4])
+    if fmt is not None and fmt.name == "nccl" and (src.host_hint or len(
+            {m.group(1) for line in sample if (m := fmt.pattern.match(line))}) < 2):
+        fmt = None  # one host's NCCL output (its folder or its lines say which): kept whole
     blocks = _chain([sample], lines_iter)
     if fmt is None:
         _route_plain(src, blocks, outs, facts, name)
         return
     match, by_rank = fmt.pattern.match, fmt.names == "rank"
-    other = f".staged/launcher/{len(facts.sources)}/{name}"
+    other = f".staged/launcher/{len(facts.sources)}/{name if by_rank else f'{stem}.launcher.{ext}'}"
     rel_of: dict[bytes, str] = {}  # prefix key -> staged output file
     unhosted: set[bytes] = set()  # rank keys whose host no line has named yet
     task_hosts: dict[int, str] = {}
@@ -434,11 +439,11 @@ def _route_plain(src: Source, blocks: Iterator[list[bytes]], outs: _Outputs, fac
         if outs.pending > FLUSH_BYTES:
             outs.flush()
     if src.host_hint:
-        host, why = _host_name(src.host_hint), "its folder"
+        host, why = _host_name(src.host_hint), "folder names"
     elif nccl:
-        host, why = next(iter(nccl)), "its NCCL lines"
+        host, why = next(iter(nccl)), "NCCL lines"
     else:
-        host, why = _host_name(name.rsplit(".", 1)[0]), "its file name"
+        host, why = _host_name(name.rsplit(".", 1)[0]), "file names"
     facts.hosts.setdefault(host, None)
     facts.sources.append(src.display)
     outs.flush()
@@ -464,7 +469,7 @@ def _route_plain(src: Source, blocks: Iterator[list[bytes]], outs: _Outputs, fac
         said += f"; {len(ranks['default'])} local ranks from torchrun [defaultN] prefixes (global ranks assumed " \
                 "in the order the hosts were read)"
         facts.methods.setdefault("torchrun [defaultN] prefixes", None)
-    facts.methods.setdefault(f"host {why}", None)
+    facts.methods.setdefault(f"hosts from {why}", None)
     facts.notes.append(said)
 
 
