@@ -85,6 +85,7 @@ class _Facts:
     host_ranks: dict[str, set[int]] = field(default_factory=dict)
     hosts: dict[str, None] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    tasks: set[int] = field(default_factory=set)  # srun labels that are tasks (one torchrun per node), not ranks
     launchers: list[tuple[str, str]] = field(default_factory=list)  # (staged file of unprefixed lines, its host)
     methods: dict[str, None] = field(default_factory=dict)  # how hosts and ranks were found, for the head note
     sources: list[str] = field(default_factory=list)
@@ -361,6 +362,9 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
         _route_plain(src, blocks, outs, facts, name)
         return
     match, by_rank = fmt.pattern.match, fmt.names == "rank"
+    # `srun -l torchrun ...`: one task per node, whose ranks print "[rankN]:" after the label; the label is a task
+    tasks = fmt.name == "srun" and _inner_torchrun(sample, fmt)
+    unit = "task" if tasks else "rank"
     other = f".staged/launcher/{len(facts.sources)}/{name if by_rank else f'{stem}.launcher.{ext}'}"
     rel_of: dict[bytes, str] = {}  # prefix key -> staged output file
     unhosted: set[bytes] = set()  # rank keys whose host no line has named yet
@@ -380,7 +384,9 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
             rel = rel_of.get(key)
             if rel is None:
                 if by_rank:
-                    rel = rel_of[key] = f".staged/{int(key)}/rank-{int(key)}.{stem}.{ext}"
+                    rel = rel_of[key] = f".staged/{int(key)}/{unit}-{int(key)}.{stem}.{ext}"
+                    if tasks:
+                        facts.tasks.add(int(key))
                     unhosted.add(key)
                 else:
                     host = _host_name(key)
@@ -396,14 +402,18 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
         outs.pending += size
         if outs.pending > FLUSH_BYTES:
             outs.flush()
-    from_srun = 0
+    from_srun = from_folder = 0
     if by_rank:
         for key in rel_of:
             rank = int(key)
             if rank not in facts.rank_host and rank in task_hosts:
                 facts.rank_host[rank] = task_hosts[rank]
                 from_srun += 1
-    facts.notes.append(f"{src.display}: {len(rel_of)} {'ranks' if by_rank else 'hosts'} told apart by {fmt.label}")
+            elif rank not in facts.rank_host and src.host_hint:  # the folder it was found in names its host
+                facts.rank_host[rank] = _host_name(src.host_hint)
+                from_folder += 1
+    facts.notes.append(f"{src.display}: {_n(len(rel_of), unit if by_rank else 'host')} told apart by {fmt.label}"
+                       + (" (each task runs torchrun: its ranks say [rankN] after the label)" if tasks else ""))
     if other in outs.buffers:  # the launcher's own lines: it runs on the first node (Slurm's batch host runs task 0)
         first = min(map(int, rel_of)) if by_rank and rel_of else None
         host = facts.rank_host.get(first, "unknown-host") if by_rank else \
@@ -411,10 +421,22 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
         facts.launchers.append((other, host))
     facts.methods.setdefault(fmt.label, None)
     if by_rank and any(int(k) in facts.rank_host for k in rel_of):
-        from_nccl = sum(1 for k in rel_of if int(k) in facts.rank_host) - from_srun
-        said = " and ".join(w for n, w in ((from_nccl, "NCCL lines"), (from_srun, "srun's error summaries")) if n)
+        from_nccl = sum(1 for k in rel_of if k not in unhosted)
+        said = " and ".join(w for n, w in ((from_nccl, "NCCL lines"), (from_srun, "srun's error summaries"),
+                                           (from_folder, "folder names")) if n)
         facts.methods.setdefault(f"hosts from {said}", None)
     facts.sources.append(src.display)
+
+
+def _inner_torchrun(sample: list[bytes], fmt: Format) -> bool:
+    """Whether most labelled lines of the sample carry torchrun's [rankN]: / [defaultN]: after the label."""
+    labelled = inner = 0
+    for line in sample:
+        m = fmt.pattern.match(line)
+        if m:
+            labelled += 1
+            inner += _TORCHRUN.match(line, m.end()) is not None
+    return labelled > 0 and inner * 2 >= labelled
 
 
 def _chain(first: list[list[bytes]], rest: Iterator[list[bytes]]) -> Iterator[list[bytes]]:
@@ -518,7 +540,10 @@ def _place_ranks(root: Path, facts: _Facts) -> None:
             host = "unknown-host"
             unknown.append(rank)
         facts.hosts.setdefault(host, None)
-        facts.host_ranks.setdefault(host, set()).add(rank)
+        if rank in facts.tasks:
+            facts.host_ranks.setdefault(host, set())
+        else:
+            facts.host_ranks.setdefault(host, set()).add(rank)
         for f in sorted(folder.iterdir()):
             name = f.name.split(".", 1)[0] + "." + f.name.rsplit(".", 1)[1]  # rank-3.<stem>.out -> rank-3.out
             final = _free(root, f"logs/{host}/{name}")
@@ -528,6 +553,10 @@ def _place_ranks(root: Path, facts: _Facts) -> None:
         facts.notes.append(f"no line names the host of {len(unknown)} rank(s) ({_span(unknown)}): filed under "
                            "unknown-host")
     shutil.rmtree(staged, ignore_errors=True)
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 def _span(ranks: list[int]) -> str:
@@ -619,8 +648,9 @@ def _write_job(root: Path, facts: _Facts, issues: list[ReadIssue], job_id: str, 
     ranked = {h: sorted(rs) for h, rs in facts.host_ranks.items() if rs}
     nodes = [{"host": h, "ranks": ranked.get(h, [])} if ranked else {"host": h} for h in facts.hosts]
     n_ranks = sum(len(r) for r in ranked.values())
-    head = f"no job.yaml: {len(facts.hosts)} host{'s' if len(facts.hosts) != 1 else ''}" + \
-        (f", {n_ranks} ranks" if n_ranks else "") + f" inferred from {', '.join(facts.methods)} " \
+    head = f"no job.yaml: {_n(len(facts.hosts), 'host')}" + (f", {_n(n_ranks, 'rank')}" if n_ranks else "") + \
+        (f", {_n(len(facts.tasks), 'srun task')}" if facts.tasks else "") + \
+        f" inferred from {', '.join(facts.methods)} " \
         f"({len(facts.sources)} input(s), {_size(facts.bytes)})"
     inferred = [head] + facts.notes[:20]
     if len(facts.notes) > 20:
