@@ -235,6 +235,7 @@ def test_show_and_logs_take_raw_logs_and_status(tmp_path: Path) -> None:
     assert code == 0, out
     s = json.loads(out)
     assert (s["status"], s["nodes"], s["world_size"]) == ("hung", 2, 4)
+    assert "2 hosts, 4 ranks inferred from srun -l prefixes" in s["inferred"][0] and not s["read_issues"]
     code, out = run(["logs", str(tmp_path / "*.log"), "--json"])
     assert code == 0, out
     assert json.loads(out)["hosts_with_logs"] == 2
@@ -278,3 +279,21 @@ def test_eval_scores_a_raw_case_as_its_bundle(tmp_path: Path) -> None:
         scores.append({k: v for k, v in case.items() if k not in ("set", "seconds")})
     assert scores[0] == scores[1]
     assert scores[1]["predicted_category"] == "network" and scores[1]["events"]["recall_at_1"] == 1.0
+
+
+def test_srun_launching_torchrun_gives_tasks_not_ranks(tmp_path: Path) -> None:
+    """`srun -l torchrun ...` (one task per node): the label is the task, the rank is in [rankN] after it."""
+    (tmp_path / "out.log").write_text("0: [rank0]: starting\n1: [rank8]: starting\n"
+                                      "1: [rank9]: node-b:7:8 [1] NCCL WARN Net : Connection closed by remote peer\n"
+                                      "0: [rank1]: RuntimeError: boom\n")
+    root = bundle_from_logs([tmp_path / "out.log"], tmp_path / "b")
+    job = job_of(root)
+    assert "2 srun tasks" in job["inferred"][0] and "ranks" not in job["inferred"][0]
+    assert (root / "logs" / "node-b" / "task-1.log").read_text().count("\n") == 2
+    with Bundle.open(root) as b:
+        assert [lf.rank for lf in b.log_files] == [None, None]  # a task's file holds several ranks
+
+
+def test_chat_refuses_stdin_and_says_what_to_do_instead() -> None:
+    code, out = run(["chat", "-"], b"0: hello\n")
+    assert code == 2 and "--save DIR" in out

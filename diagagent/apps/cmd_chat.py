@@ -36,6 +36,9 @@ def register(app: typer.Typer) -> None:
         from diagagent.apps.tui import DiagApp
 
         cfg = settings()
+        if "-" in targets:
+            fail("chat needs the terminal for its keys, so it cannot read logs from standard input: give the log "
+                 "file, or run `diagagent diagnose - --save DIR` and then `diagagent chat DIR`")
         if llm and not cfg.llm_base_url:
             console(stderr=True).print("[yellow]--llm: no DIAGAGENT_LLM_BASE_URL configured; the playbook answers[/]")
         from diagagent.actions.identity import name_key

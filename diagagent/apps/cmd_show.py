@@ -12,6 +12,7 @@ import typer
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from diagagent.apps.common import SAVE_HELP, STATUS_HELP, TARGETS_HELP, console, open_bundle, print_json
 from diagagent.telemetry import Bundle, parse_timestamp
@@ -42,6 +43,7 @@ class BundleSummary(BaseModel):
     parts: list[PartSummary]
     missing: list[str]
     read_issues: list[str]
+    inferred: list[str] = []  # a bundle built from raw logs: what was inferred (hosts, ranks) and how
 
 
 def summarize(bundle: Bundle, progress: Progress | None = None) -> BundleSummary:
@@ -89,7 +91,8 @@ def summarize(bundle: Bundle, progress: Progress | None = None) -> BundleSummary
         parallelism=job.parallelism.model_dump(include={"tp", "pp", "dp", "cp", "ep"}) if job.parallelism else None,
         spares=job.spares, code_head=job.code[-1].commit if job.code else None, checkpoints=len(job.checkpoints),
         newest_valid_checkpoint=max(valid) if valid else None, parts=parts, missing=list(bundle.missing),
-        read_issues=[str(i) for i in bundle.issues])
+        read_issues=[str(i) for i in bundle.issues if i.kind != "inferred"],
+        inferred=[str(i) for i in bundle.issues if i.kind == "inferred"])
 
 
 def _when(ts: float | None) -> str:
@@ -125,6 +128,10 @@ def render(s: BundleSummary) -> None:
         parts.add_row(p.part, str(p.files), str(p.hosts or "-"), _size(p.bytes),
                       f"{p.records:,}" if p.records is not None else "-", _when(p.first_ts), _when(p.last_ts))
     out.print(parts)
+    if s.inferred:
+        out.print("[bold]built from raw logs:[/]")
+        for note in s.inferred:
+            out.print(Text(f"  {note}"), soft_wrap=True)
     if s.read_issues:
         out.print(f"[yellow]{len(s.read_issues)} read problem(s), skipped and counted:[/]")
         for issue in s.read_issues[:20]:

@@ -349,11 +349,13 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
     stem, ext = name.rsplit(".", 1)
     lines_iter = _line_blocks(_blocks(raw, src, issues, budget, facts), src, issues)
     sample: list[bytes] = []
+    filled = 0
     for lines in lines_iter:
         sample.extend(lines)
-        if sum(1 for line in sample if line.strip()) >= SAMPLE_LINES:
+        filled += sum(1 for line in lines if line.strip())
+        if filled >= SAMPLE_LINES or len(sample) >= SAMPLE_LINES * 8:  # a block at most, blank lines or not
             break
-    fmt = _detect(sample[:SAMPLE_LINES * 4])
+    fmt = _detect(sample[:SAMPLE_LINES * 8])
     if fmt is not None and fmt.name == "nccl" and (src.host_hint or len(
             {m.group(1) for line in sample if (m := fmt.pattern.match(line))}) < 2):
         fmt = None  # one host's NCCL output (its folder or its lines say which): kept whole
