@@ -89,9 +89,9 @@ def test_srun_summary_names_the_host_of_a_rank_without_nccl_lines(tmp_path: Path
      {"logs/worker-0/x.log": 1, "logs/worker-1/x.log": 2}, "pdsh / DeepSpeed launcher prefixes"),
     ("[pod/train-worker-0/pytorch] step 1\n[pod/train-worker-1/pytorch] step 1\n[pod/train-worker-1/pytorch] OOM\n",
      {"logs/train-worker-0/x.log": 1, "logs/train-worker-1/x.log": 2}, "kubectl --prefix prefixes"),
-    (("gpu4:1:2 [0] NCCL INFO a\ngpu5:3:4 [1] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion\n"
-     "gpu4:1:2 [0] NCCL INFO b\n# Out of bounds values : 0 OK\n"),
-     {"logs/gpu4/x.log": 2, "logs/gpu5/x.log": 1, "logs/gpu4/x.launcher.log": 1}, "2 hosts inferred from NCCL headers"),
+    (("# nThread 1\ngpu4:1:2 [0] NCCL INFO a\ngpu5:3:4 [1] transport/net_ib.cu:788 NCCL WARN NET/IB : Got "
+      "completion\ngpu4:1:2 [0] NCCL INFO b\n# Out of bounds values : 0 OK\ngpu5: Test NCCL failure common.cu:343\n"),
+     {"logs/gpu4/x.log": 3, "logs/gpu5/x.log": 2, "logs/gpu4/x.launcher.log": 1}, "2 hosts inferred from NCCL headers"),
 ])
 def test_launcher_prefixes(tmp_path: Path, text: str, files: dict[str, int], label: str) -> None:
     src = tmp_path / "x.log"

@@ -64,6 +64,7 @@ _TORCHRUN = re.compile(rb"\[(rank|default)(\d{1,7})\]:")
 _NCCL_HOST = re.compile(rb"([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] NCCL ")
 # srun's own summary names a task's host: "srun: error: node-3: task 12: Exited with exit code 1"
 _SRUN_TASKS = re.compile(rb"srun: error: ([\w.-]+): tasks? ([\d,-]+): ")
+_LEAD_WORD = re.compile(rb"([A-Za-z0-9][\w.-]*)[:\s]")  # a line's first word, which may be a host already seen
 _SAFE_NAME = re.compile(r"[^\w.-]")
 
 
@@ -371,11 +372,19 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
     rel_of: dict[bytes, str] = {}  # prefix key -> staged output file
     unhosted: set[bytes] = set()  # rank keys whose host no line has named yet
     task_hosts: dict[int, str] = {}
+    follow: str | None = None  # (NCCL headers) the file of the last line with a header
     for lines in blocks:
         size = 0
         for line in lines:
             m = match(line)
             if m is None:
+                w = None if by_rank else _LEAD_WORD.match(line)
+                if w is not None and w.group(1) in rel_of:  # "gpu5: Test NCCL failure ..." in a stream split by host
+                    outs.buffer(rel_of[w.group(1)]).append(line)
+                    continue
+                if follow is not None:  # NCCL output: a line without a header is its process's, like the one before
+                    outs.buffer(follow).append(line)
+                    continue
                 outs.buffer(other).append(line)
                 if by_rank and b"srun: error: " in line:
                     t = _SRUN_TASKS.search(line)
@@ -395,6 +404,8 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
                     facts.hosts.setdefault(host, None)
                     rel = rel_of[key] = f"logs/{host}/{name}"
             outs.buffer(rel).append(line)
+            if fmt.name == "nccl":
+                follow = rel
             size += len(line)
             if key in unhosted and b"NCCL " in line:
                 h = _NCCL_HOST.search(line, m.end())
@@ -486,7 +497,7 @@ def _route_plain(src: Source, blocks: Iterator[list[bytes]], outs: _Outputs, fac
                 "cannot be told apart by"
     if ranks["rank"]:
         facts.host_ranks.setdefault(host, set()).update(ranks["rank"])
-        said += f"; {len(ranks['rank'])} ranks from torchrun [rankN] prefixes"
+        said += f"; {_n(len(ranks['rank']), 'rank')} from torchrun [rankN] prefixes"
         facts.methods.setdefault("torchrun [rankN] prefixes", None)
     elif ranks["default"]:
         _local_ranks(facts, host, max(ranks["default"]) + 1)
