@@ -93,6 +93,9 @@ def open_bundle(target: str | Sequence[str], cfg: Settings | None = None, save: 
     targets = [target] if isinstance(target, str) else list(target)
     if status is not None and status not in ("failed", "hung", "slow"):
         fail(f"--status must be failed, hung or slow; got {status!r}")
+    if "-" in targets and sys.stdin is not None and sys.stdin.isatty():
+        fail("- reads logs from standard input, but nothing is piped in (e.g. `cat slurm-4242.out | diagagent "
+             "diagnose -`, or `kubectl logs --prefix job/NAME | diagagent diagnose -`)")
     try:
         return open_inputs(targets, cfg.jobs_dir, cfg.limits, save=save,
                            stdin=getattr(sys.stdin, "buffer", None), status=status)
