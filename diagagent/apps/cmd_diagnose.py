@@ -17,7 +17,17 @@ from rich.table import Table
 from rich.text import Text
 
 from diagagent.apps.cmd_actions import STATE_STYLE
-from diagagent.apps.common import console, fail, open_bundle, os_user, print_json, settings
+from diagagent.apps.common import (
+    SAVE_HELP,
+    STATUS_HELP,
+    TARGETS_HELP,
+    console,
+    fail,
+    open_bundle,
+    os_user,
+    print_json,
+    settings,
+)
 from diagagent.diagnosis import Diagnosis
 
 if TYPE_CHECKING:
@@ -101,7 +111,9 @@ def render(d: Diagnosis, entries: Sequence[LedgerEntry | None] = ()) -> Group:
 def register(app: typer.Typer) -> None:
     @app.command()
     def diagnose(
-        target: str = typer.Argument(..., help="A bundle directory or .tar.gz, or a job id / name in the jobs dir."),
+        targets: list[str] = typer.Argument(..., help=TARGETS_HELP, show_default=False),
+        save: Path | None = typer.Option(None, "--save", help=SAVE_HELP),
+        status: str | None = typer.Option(None, "--status", help=STATUS_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the Diagnosis as JSON."),
         llm: bool = typer.Option(False, "--llm", help="Use the configured LLM (DIAGAGENT_LLM_BASE_URL)."),
         submit: bool = typer.Option(True, "--submit/--no-submit", help="Record proposals in the Ledger as pending."),
@@ -120,7 +132,7 @@ def register(app: typer.Typer) -> None:
                 report_format(report)
             except UnsupportedReportFormat as exc:
                 fail(str(exc))
-        with open_bundle(target, cfg) as bundle:
+        with open_bundle(targets, cfg, save=save, status=status) as bundle:
             progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                                 console=console(stderr=True), transient=True, disable=json_out)
             tasks: dict[str, int] = {}

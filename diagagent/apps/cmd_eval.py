@@ -89,7 +89,8 @@ def register(app: typer.Typer) -> None:
     @app.command("eval")
     def eval_cmd(
         paths: list[Path] | None = typer.Argument(
-            None, help="Eval cases: a bundle with truth.json, or a folder of them (e.g. evals/cases)."),
+            None, help="Eval cases: a bundle with truth.json, or a folder of them (e.g. evals/cases); a case may also be "
+                       "a folder of raw logs with truth.json and no job.yaml."),
         suite: list[str] = typer.Option([], "--suite", help="A suite in evals/suites/NAME.yaml, simulated and "
                                                              "cached under the state dir. Repeatable."),
         agent: str | None = typer.Option(
@@ -120,7 +121,8 @@ def register(app: typer.Typer) -> None:
         for path in paths or []:
             found = find_cases(path)
             if not found:
-                fail(f"{path}: no eval cases there (a bundle dir or tarball, or folders holding job.yaml + truth.json)")
+                fail(f"{path}: no eval cases there (a bundle dir or tarball, or folders holding truth.json with "
+                     "job.yaml or raw logs)")
             cases += found
         with _progress() as progress:
             task = progress.add_task(f"scoring {len(predictors)} predictor(s)", total=len(cases))

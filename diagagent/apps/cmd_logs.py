@@ -5,6 +5,7 @@ successful job's templates to the normal-event pool in the state dir.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -13,7 +14,16 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from diagagent.apps.common import console, fail, open_bundle, print_json, settings
+from diagagent.apps.common import (
+    SAVE_HELP,
+    STATUS_HELP,
+    TARGETS_HELP,
+    console,
+    fail,
+    open_bundle,
+    print_json,
+    settings,
+)
 
 MAX_TEMPLATE = 240  # characters of a template shown (cut between words); --json has them whole
 
@@ -76,7 +86,9 @@ def _events(out: Console, findings: LogFindings, top: int) -> None:  # noqa: F82
 def register(app: typer.Typer) -> None:
     @app.command()
     def logs(
-        target: str = typer.Argument(..., help="A bundle directory or .tar.gz, or a job id / name in the jobs dir."),
+        targets: list[str] = typer.Argument(..., help=TARGETS_HELP, show_default=False),
+        save: Path | None = typer.Option(None, "--save", help=SAVE_HELP),
+        status: str | None = typer.Option(None, "--status", help=STATUS_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
         top: int = typer.Option(15, "--top", min=1, help="How many events and nodes to show."),
         workers: int = typer.Option(0, "--workers", min=0, help="Processes reading the logs (0: automatic)."),
@@ -85,7 +97,7 @@ def register(app: typer.Typer) -> None:
         from diagagent.analysis.events import analyze_logs, normal_pool_for
 
         cfg = settings()
-        with open_bundle(target, cfg) as bundle:
+        with open_bundle(targets, cfg, save=save, status=status) as bundle:
             pool, notes = normal_pool_for(bundle, cfg.state_dir, cfg.jobs_dir, workers or None)
             findings = analyze_logs(bundle, pool, workers=workers or None)
             findings.notes = notes + findings.notes

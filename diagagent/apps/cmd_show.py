@@ -6,13 +6,15 @@ The first thing to run on an unfamiliar incident; it reads every file once, with
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import typer
 from pydantic import BaseModel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from diagagent.apps.common import console, open_bundle, print_json
+from diagagent.apps.common import SAVE_HELP, STATUS_HELP, TARGETS_HELP, console, open_bundle, print_json
 from diagagent.telemetry import Bundle, parse_timestamp
 
 
@@ -41,6 +43,7 @@ class BundleSummary(BaseModel):
     parts: list[PartSummary]
     missing: list[str]
     read_issues: list[str]
+    inferred: list[str] = []  # a bundle built from raw logs: what was inferred (hosts, ranks) and how
 
 
 def summarize(bundle: Bundle, progress: Progress | None = None) -> BundleSummary:
@@ -88,7 +91,8 @@ def summarize(bundle: Bundle, progress: Progress | None = None) -> BundleSummary
         parallelism=job.parallelism.model_dump(include={"tp", "pp", "dp", "cp", "ep"}) if job.parallelism else None,
         spares=job.spares, code_head=job.code[-1].commit if job.code else None, checkpoints=len(job.checkpoints),
         newest_valid_checkpoint=max(valid) if valid else None, parts=parts, missing=list(bundle.missing),
-        read_issues=[str(i) for i in bundle.issues])
+        read_issues=[str(i) for i in bundle.issues if i.kind != "inferred"],
+        inferred=[str(i) for i in bundle.issues if i.kind == "inferred"])
 
 
 def _when(ts: float | None) -> str:
@@ -124,6 +128,10 @@ def render(s: BundleSummary) -> None:
         parts.add_row(p.part, str(p.files), str(p.hosts or "-"), _size(p.bytes),
                       f"{p.records:,}" if p.records is not None else "-", _when(p.first_ts), _when(p.last_ts))
     out.print(parts)
+    if s.inferred:
+        out.print("[bold]built from raw logs:[/]")
+        for note in s.inferred:
+            out.print(Text(f"  {note}"), soft_wrap=True)
     if s.read_issues:
         out.print(f"[yellow]{len(s.read_issues)} read problem(s), skipped and counted:[/]")
         for issue in s.read_issues[:20]:
@@ -133,11 +141,13 @@ def render(s: BundleSummary) -> None:
 def register(app: typer.Typer) -> None:
     @app.command()
     def show(
-        target: str = typer.Argument(..., help="A bundle directory or .tar.gz, or a job id / name in the jobs dir."),
+        targets: list[str] = typer.Argument(..., help=TARGETS_HELP, show_default=False),
+        save: Path | None = typer.Option(None, "--save", help=SAVE_HELP),
+        status: str | None = typer.Option(None, "--status", help=STATUS_HELP),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
         """Show what a bundle holds: job, nodes, parallelism, which parts are present, files, lines, time span."""
-        with open_bundle(target) as bundle:
+        with open_bundle(targets, save=save, status=status) as bundle:
             if json_out:
                 print_json(summarize(bundle))
                 return

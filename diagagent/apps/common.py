@@ -11,6 +11,7 @@ import pwd
 import sys
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
@@ -21,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from diagagent.config import Settings
-from diagagent.telemetry import Bundle, BundleError, UnknownJob, open_target
+from diagagent.telemetry import Bundle, BundleError, UnknownJob
 
 if TYPE_CHECKING:
     from diagagent.actions import Actor
@@ -74,17 +75,38 @@ def settings() -> Settings:
         fail(f"bad configuration: {exc}")
 
 
-def open_bundle(target: str, cfg: Settings | None = None) -> Bundle:
-    """PATH (a bundle dir or tarball) or a JOB_ID/name from the job source (the jobs dir, or with
-    DIAGAGENT_JOB_SOURCE=slurm|k8s collected on demand); exits with a clear message if neither."""
+TARGETS_HELP = ("A bundle (directory or .tar.gz) or a job id / name (the jobs dir, or the job source); or raw logs, no "
+                "job.yaml needed: log files or a glob, a directory of logs, a .tar.gz / .zip of them, or - for standard "
+                "input.")
+SAVE_HELP = "Write the bundle built from raw logs (or a copy of the bundle) into this new folder, to re-run or share."
+
+
+STATUS_HELP = "How the job ended, for raw logs (which do not say it): failed (the default), hung or slow."
+
+
+def open_bundle(target: str | Sequence[str], cfg: Settings | None = None, save: Path | None = None,
+                status: str | None = None) -> Bundle:
+    """A bundle (dir or tarball), a JOB_ID/name from the job source (the jobs dir, or with
+    DIAGAGENT_JOB_SOURCE=slurm|k8s collected on demand), or raw logs (files, a glob, a directory, an archive, `-`
+    for stdin) built into one; exits with a clear message if none of these."""
     from diagagent.telemetry.collect import CollectError
+    from diagagent.telemetry.rawlogs import open_inputs
 
     cfg = cfg or settings()
+    targets = [target] if isinstance(target, str) else list(target)
+    if status is not None and status not in ("failed", "hung", "slow"):
+        fail(f"--status must be failed, hung or slow; got {status!r}")
+    if "-" in targets and sys.stdin is not None and sys.stdin.isatty():
+        fail("- reads logs from standard input, but nothing is piped in (e.g. `cat slurm-4242.out | diagagent "
+             "diagnose -`, or `kubectl logs --prefix job/NAME | diagagent diagnose -`)")
     try:
         source = cfg.jobs() if cfg.job_source != "dir" else None
-        return open_target(target, cfg.jobs_dir, cfg.limits, source)
+        return open_inputs(targets, cfg.jobs_dir, cfg.limits, save=save,
+                           stdin=getattr(sys.stdin, "buffer", None), status=status, source=source)
     except (BundleError, UnknownJob, CollectError) as exc:
         fail(str(exc))
+    except OSError as exc:
+        fail(f"{getattr(exc, 'filename', None) or ' '.join(targets)}: {exc.strerror or exc}")
 
 
 def fitted(out: Console, build: Callable[[frozenset[str]], Table], optional: Sequence[str]) -> Table:

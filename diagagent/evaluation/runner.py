@@ -41,16 +41,34 @@ def _is_bundle(path: Path) -> bool:
     return (path.is_dir() and (path / "job.yaml").is_file()) or (path.is_file() and path.name.endswith(_TARBALLS))
 
 
+def _is_raw_case(path: Path) -> bool:
+    """A folder of raw logs with a truth.json and no job.yaml: built into a bundle when it is scored."""
+    return path.is_dir() and (path / "truth.json").is_file() and not (path / "job.yaml").is_file()
+
+
+def open_case(path: Path) -> Bundle:
+    """An eval case as a bundle: a bundle as it is, or a raw case built from its logs (its truth.json put in)."""
+    if not _is_raw_case(path):
+        return Bundle.open(path)
+    import shutil
+
+    from diagagent.telemetry.rawlogs import open_inputs
+
+    bundle = open_inputs([str(path)], path)
+    shutil.copyfile(path / "truth.json", bundle.root / "truth.json")
+    return bundle
+
+
 def find_cases(path: Path, set_name: str | None = None) -> list[EvalCase]:
     """A bundle (dir or tarball) is one case, in the set named after its folder; a folder gives every bundle below
     it holding a truth.json, in the set named after the folder."""
     path = Path(path).expanduser()
-    if _is_bundle(path):
+    if _is_bundle(path) or _is_raw_case(path):
         return [EvalCase(name=path.name, set=set_name or str(path.parent), path=path)]
     label = set_name or str(path)
     if not path.is_dir():
         return []
-    found = [p.parent for p in path.rglob("truth.json") if (p.parent / "job.yaml").is_file()]
+    found = [p.parent for p in path.rglob("truth.json")]  # bundles, and raw cases (no job.yaml)
     found += [p for p in path.rglob("*") if p.is_file() and p.name.endswith(_TARBALLS)]
     return [EvalCase(name=p.relative_to(path).as_posix(), set=label, path=p) for p in sorted(set(found))]
 
@@ -92,7 +110,7 @@ def run_cases(cases: list[EvalCase], predictors: dict[str, Predictor],
     run = EvalRun(scores={name: [] for name in predictors})
     for case in cases:
         try:
-            with Bundle.open(case.path) as bundle:
+            with open_case(case.path) as bundle:
                 scores = score_bundle(case, bundle, predictors)
         except BundleError as exc:
             run.skipped.append(f"{case.set}/{case.name}: {exc}")

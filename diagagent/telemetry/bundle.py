@@ -94,6 +94,11 @@ class Bundle:
             raise
         return cls(root, source, job, tmpdir, limits, issues)
 
+    def own(self, tmpdir: Path) -> None:
+        """Remove `tmpdir` (where this bundle was built) when the bundle is closed or collected."""
+        self._tmpdir = tmpdir
+        self._finalizer = weakref.finalize(self, shutil.rmtree, tmpdir, True)
+
     def close(self) -> None:
         if self._tmpdir is not None:
             self._finalizer()
@@ -304,6 +309,9 @@ def _load_job(root: Path, source: Path, limits: ReadLimits, issues: list[ReadIss
             continue
         job = Job.load(path, display_name=str(source / name), limits=limits)
         issues.extend(ReadIssue(file=name, line=line, kind="job", problem=note) for line, note in job.load_notes)
+        inferred = (job.model_extra or {}).get("inferred")  # a bundle built from raw logs says what it inferred
+        if isinstance(inferred, list):
+            issues[:0] = [ReadIssue(file=name, kind="inferred", problem=str(n)[:500]) for n in inferred[:40]]
         return job
     raise BundleError(str(source / "job.yaml"), "missing: every bundle needs a job.yaml")
 

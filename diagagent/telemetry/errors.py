@@ -13,8 +13,9 @@ from typing import Literal
 from pydantic import BaseModel
 
 # data: a bad line skipped or mended, counted; truncated: a file ends or breaks early; budget: a read limit was
-# reached; link: a symlink out of the bundle, not followed; job: job.yaml says something that does not add up
-IssueKind = Literal["data", "truncated", "budget", "link", "job"]
+# reached; link: a symlink out of the bundle, not followed; job: job.yaml says something that does not add up;
+# inferred: the bundle was built from raw logs, and this says what was inferred (hosts, ranks) and how
+IssueKind = Literal["data", "truncated", "budget", "link", "job", "inferred"]
 
 
 class BundleError(Exception):
@@ -64,6 +65,8 @@ class ReadIssue(BaseModel):
         return self.kind != "data"
 
     def __str__(self) -> str:
+        if self.kind == "inferred":
+            return self.problem
         where = f"{self.file}:{self.line}" if self.line else self.file
         times = f" ({self.count}x)" if self.count > 1 else ""
         return f"{where}: {self.problem}{times}"
