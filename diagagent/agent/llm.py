@@ -178,6 +178,33 @@ def build_agent(model: BaseChatModel, tools: list[BaseTool], system_prompt: str,
                         response_format=ToolStrategy(DiagnosisSubmission) if structured else None)
 
 
+def submission_problems(sub: DiagnosisSubmission, ctx: ToolContext, draft: Diagnosis) -> list[str]:
+    """Why the model's submission cannot stand in for the playbook's answer: it cites no evidence id a tool showed,
+    names hosts outside this job, or contradicts decisive evidence (a line that proves the draft's fault, or the
+    node it is on). Empty when it may stand."""
+    problems = []
+    cited = sub.evidence + [e for claim in sub.faulty_nodes for e in claim.evidence]
+    if not any(e in ctx.analyses.evidence for e in cited):
+        problems.append("it cites no evidence id that a tool showed" +
+                        (f" ({', '.join(map(repr, cited[:5]))})" if cited else " (it cites none)"))
+    hosts = set(ctx.bundle.job.hosts)
+    outside = list(dict.fromkeys(c.host for c in sub.faulty_nodes if c.host not in hosts))
+    if outside:
+        problems.append(f"it names {', '.join(map(repr, outside[:5]))}, not a host of this job")
+    why = draft.confidence_why
+    if draft.fault and why is not None and why.tier == "decisive":
+        proof = next((e for e in draft.evidence if e.role == "cause"), None)
+        where = f" ({proof.id}, {proof.file}:{proof.line})" if proof and proof.file else ""
+        if sub.fault != draft.fault or (sub.category and sub.category != draft.category):
+            problems.append(f"it says {sub.fault or 'no fault'} ({sub.category or 'no category'}), but a line{where} "
+                            f"proves {draft.fault} ({draft.category})")
+        named = [c.host for c in sub.faulty_nodes if c.host in hosts]
+        if named and draft.faulty_hosts and draft.faulty_hosts[0] not in named:
+            problems.append(f"it blames {', '.join(named[:5])}, but the decisive line{where} is on "
+                            f"{draft.faulty_hosts[0]}")
+    return problems
+
+
 def resolve_submission(sub: DiagnosisSubmission, ctx: ToolContext, draft: Diagnosis) -> Diagnosis:
     """The model's submission as a Diagnosis: only evidence ids the tools issued and hosts of this job survive."""
     notes = list(sub.notes)
