@@ -155,3 +155,14 @@ def test_eval_reports_per_case_whether_the_model_submitted_and_whether_it_fell_b
     rows = {line.split("│")[2].strip(): line for line in result.output.splitlines() if line.count("│") > 7}
     cells = {case: [c.strip() for c in line.split("│")[-3:-1]] for case, line in rows.items()}
     assert "fell back" in result.output and cells == {"k8s-ib-link-flap": ["yes", "yes"], DECISIVE.name: ["yes", "no"]}
+
+
+
+@pytest.mark.parametrize("cap", [512, None])
+def test_a_rambling_model_is_cut_off_at_the_output_cap(cap: int | None) -> None:
+    """DIAGAGENT_LLM_MAX_OUTPUT_TOKENS goes out as max_tokens, the field llama.cpp's, vLLM's and Ollama's servers read."""
+    with OpenAIStub([DRAFT, submission()]) as stub, Bundle.open(DECISIVE) as bundle:
+        d = Session(bundle, Settings.load(llm_base_url=stub.base_url, llm_model="weak",
+                                          llm_max_output_tokens=cap)).diagnose()
+    assert d.llm_unavailable is None and len(stub.requests) == 2
+    assert [r.get("max_tokens") for r in stub.requests] == [cap, cap]

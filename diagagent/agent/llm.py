@@ -53,9 +53,10 @@ def chat_model(settings: Settings) -> BaseChatModel:
     """The configured OpenAI-compatible chat model (no network until it is called)."""
     from langchain_openai import ChatOpenAI
 
+    cap = settings.llm_max_output_tokens  # sent as max_tokens: llama.cpp's server reads no max_completion_tokens
     return ChatOpenAI(model=settings.llm_model, base_url=settings.llm_base_url,
                       api_key=settings.api_key() or "not-needed", timeout=settings.llm_timeout_s,
-                      max_retries=1, temperature=0)
+                      max_retries=1, temperature=0, extra_body={"max_tokens": cap} if cap else None)
 
 
 def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: ProgressSink | None = None,
