@@ -115,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=6, help="DIAGAGENT_LLM_MAX_STEPS")
     ap.add_argument("--max-output-tokens", type=int, default=768, help="DIAGAGENT_LLM_MAX_OUTPUT_TOKENS")
     ap.add_argument("--max-tokens", type=int, default=60000, help="DIAGAGENT_LLM_MAX_TOKENS (per incident)")
+    ap.add_argument("--tool-choice", choices=["required", "auto"], help="DIAGAGENT_LLM_TOOL_CHOICE (default: auto "
+                    "when serving here, since llama-cpp-python's chatml-function-calling rejects required)")
     ap.add_argument("--json", type=Path, help="also write the per-case rows and totals here")
     args = ap.parse_args(argv)
 
@@ -139,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
                "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "not-needed"),
                "DIAGAGENT_LLM_MAX_STEPS": str(args.max_steps), "DIAGAGENT_LLM_TIMEOUT_S": "600",
                "DIAGAGENT_LLM_MAX_OUTPUT_TOKENS": str(args.max_output_tokens),
-               "DIAGAGENT_LLM_MAX_TOKENS": str(args.max_tokens), "DIAGAGENT_STATE_DIR": str(work / "state")}
+               "DIAGAGENT_LLM_MAX_TOKENS": str(args.max_tokens), "DIAGAGENT_STATE_DIR": str(work / "state"),
+               "DIAGAGENT_LLM_TOOL_CHOICE": args.tool_choice or ("required" if args.base_url else "auto")}
         t0 = time.perf_counter()
         playbook = run_eval("playbook", cases, work / "playbook.json", env)
         llm = run_eval("llm", cases, work / "llm.json", env)

@@ -166,3 +166,13 @@ def test_a_rambling_model_is_cut_off_at_the_output_cap(cap: int | None) -> None:
                                           llm_max_output_tokens=cap)).diagnose()
     assert d.llm_unavailable is None and len(stub.requests) == 2
     assert [r.get("max_tokens") for r in stub.requests] == [cap, cap]
+
+
+@pytest.mark.parametrize("choice", ["required", "auto"])
+def test_tool_choice_auto_for_servers_that_cannot_force_a_tool_call(choice: str) -> None:
+    """llama-cpp-python's chatml-function-calling answers tool_choice=required with a 500; auto lets it run."""
+    with OpenAIStub([DRAFT, submission()]) as stub, Bundle.open(DECISIVE) as bundle:
+        d = Session(bundle, Settings.load(llm_base_url=stub.base_url, llm_model="weak",
+                                          llm_tool_choice=choice)).diagnose()
+    assert d.llm_unavailable is None
+    assert [r.get("tool_choice") for r in stub.requests] == [choice, choice]

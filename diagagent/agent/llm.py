@@ -54,9 +54,22 @@ def chat_model(settings: Settings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     cap = settings.llm_max_output_tokens  # sent as max_tokens: llama.cpp's server reads no max_completion_tokens
-    return ChatOpenAI(model=settings.llm_model, base_url=settings.llm_base_url,
-                      api_key=settings.api_key() or "not-needed", timeout=settings.llm_timeout_s,
-                      max_retries=1, temperature=0, extra_body={"max_tokens": cap} if cap else None)
+    cls = ChatOpenAI if settings.llm_tool_choice == "required" else _auto_tool_choice(ChatOpenAI)
+    return cls(model=settings.llm_model, base_url=settings.llm_base_url, api_key=settings.api_key() or "not-needed",
+               timeout=settings.llm_timeout_s, max_retries=1, temperature=0,
+               extra_body={"max_tokens": cap} if cap else None)
+
+
+def _auto_tool_choice(base: type) -> type:
+    """`base` asking for tool calls with tool_choice=auto where the agent would force one (the structured
+    submission makes langchain send `required`, which some local servers reject)."""
+    class AutoToolChoice(base):  # type: ignore[misc, valid-type]
+        def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
+            if tool_choice in ("any", "required", True):
+                tool_choice = "auto"
+            return super().bind_tools(tools, tool_choice=tool_choice, **kwargs)
+
+    return AutoToolChoice
 
 
 def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: ProgressSink | None = None,
