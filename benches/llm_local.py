@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-steps", type=int, default=6, help="DIAGAGENT_LLM_MAX_STEPS")
     ap.add_argument("--max-output-tokens", type=int, default=768, help="DIAGAGENT_LLM_MAX_OUTPUT_TOKENS")
     ap.add_argument("--max-tokens", type=int, default=60000, help="DIAGAGENT_LLM_MAX_TOKENS (per incident)")
-    ap.add_argument("--tool-choice", choices=["required", "auto"], help="DIAGAGENT_LLM_TOOL_CHOICE (default: auto "
-                    "when serving here, since llama-cpp-python's chatml-function-calling rejects required)")
+    ap.add_argument("--server", choices=["openai", "llama-cpp-python"], help="DIAGAGENT_LLM_SERVER (default: "
+                    "llama-cpp-python when serving here, else openai)")
     ap.add_argument("--json", type=Path, help="also write the per-case rows and totals here")
     args = ap.parse_args(argv)
 
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                "DIAGAGENT_LLM_MAX_STEPS": str(args.max_steps), "DIAGAGENT_LLM_TIMEOUT_S": "600",
                "DIAGAGENT_LLM_MAX_OUTPUT_TOKENS": str(args.max_output_tokens),
                "DIAGAGENT_LLM_MAX_TOKENS": str(args.max_tokens), "DIAGAGENT_STATE_DIR": str(work / "state"),
-               "DIAGAGENT_LLM_TOOL_CHOICE": args.tool_choice or ("required" if args.base_url else "auto")}
+               "DIAGAGENT_LLM_SERVER": args.server or ("openai" if args.base_url else "llama-cpp-python")}
         t0 = time.perf_counter()
         playbook = run_eval("playbook", cases, work / "playbook.json", env)
         llm = run_eval("llm", cases, work / "llm.json", env)

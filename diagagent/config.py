@@ -58,10 +58,9 @@ class Settings(BaseSettings):
     llm_max_output_tokens: int | None = Field(
         None, gt=0, description="At most this many tokens per model reply (a rambling model is cut off). None: the "
                                 "endpoint's own limit.")
-    llm_tool_choice: Literal["required", "auto"] = Field(
-        "required", description="How the diagnosis run asks for tool calls: required (the model must call a tool), "
-                                "or auto for servers that cannot force one (llama-cpp-python's "
-                                "chatml-function-calling).")
+    llm_server: Literal["openai", "llama-cpp-python"] = Field(
+        "openai", description="The endpoint's dialect: llama-cpp-python's server (chatml-function-calling) cannot "
+                              "force a tool call and rejects a null content, so it gets tool_choice=auto and \"\".")
     llm_price_in: float | None = Field(None, ge=0, description="USD per million input tokens, for the cost estimate.")
     llm_price_out: float | None = Field(None, ge=0, description="USD per million output tokens.")
     redact: Redact = Field(

@@ -168,11 +168,15 @@ def test_a_rambling_model_is_cut_off_at_the_output_cap(cap: int | None) -> None:
     assert [r.get("max_tokens") for r in stub.requests] == [cap, cap]
 
 
-@pytest.mark.parametrize("choice", ["required", "auto"])
-def test_tool_choice_auto_for_servers_that_cannot_force_a_tool_call(choice: str) -> None:
-    """llama-cpp-python's chatml-function-calling answers tool_choice=required with a 500; auto lets it run."""
+
+@pytest.mark.parametrize("server", ["openai", "llama-cpp-python"])
+def test_the_llama_cpp_python_dialect(server: str) -> None:
+    """llama-cpp-python's server answers tool_choice=required with a 500 and rejects a null content (an assistant
+    turn that only calls tools); DIAGAGENT_LLM_SERVER=llama-cpp-python sends auto and "" instead."""
     with OpenAIStub([DRAFT, submission()]) as stub, Bundle.open(DECISIVE) as bundle:
-        d = Session(bundle, Settings.load(llm_base_url=stub.base_url, llm_model="weak",
-                                          llm_tool_choice=choice)).diagnose()
+        d = Session(bundle, Settings.load(llm_base_url=stub.base_url, llm_model="weak", llm_server=server)).diagnose()
     assert d.llm_unavailable is None
-    assert [r.get("tool_choice") for r in stub.requests] == [choice, choice]
+    assert [r.get("tool_choice") for r in stub.requests] == ["required" if server == "openai" else "auto"] * 2
+    tool_turn = stub.requests[1]["messages"][2]
+    assert tool_turn["role"] == "assistant" and tool_turn["tool_calls"]
+    assert tool_turn["content"] == (None if server == "openai" else "")

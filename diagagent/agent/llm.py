@@ -54,22 +54,30 @@ def chat_model(settings: Settings) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     cap = settings.llm_max_output_tokens  # sent as max_tokens: llama.cpp's server reads no max_completion_tokens
-    cls = ChatOpenAI if settings.llm_tool_choice == "required" else _auto_tool_choice(ChatOpenAI)
+    cls = ChatOpenAI if settings.llm_server == "openai" else _llama_cpp_python(ChatOpenAI)
     return cls(model=settings.llm_model, base_url=settings.llm_base_url, api_key=settings.api_key() or "not-needed",
                timeout=settings.llm_timeout_s, max_retries=1, temperature=0,
                extra_body={"max_tokens": cap} if cap else None)
 
 
-def _auto_tool_choice(base: type) -> type:
-    """`base` asking for tool calls with tool_choice=auto where the agent would force one (the structured
-    submission makes langchain send `required`, which some local servers reject)."""
-    class AutoToolChoice(base):  # type: ignore[misc, valid-type]
+def _llama_cpp_python(base: type) -> type:
+    """`base` speaking llama-cpp-python's dialect: tool_choice=auto where the agent would force a tool call (the
+    structured submission makes langchain send `required`, which it answers with a 500), and "" rather than null as
+    the content of a message that only calls tools (which its request schema rejects)."""
+    class LlamaCppPython(base):  # type: ignore[misc, valid-type]
         def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
             if tool_choice in ("any", "required", True):
                 tool_choice = "auto"
             return super().bind_tools(tools, tool_choice=tool_choice, **kwargs)
 
-    return AutoToolChoice
+        def _get_request_payload(self, *args: Any, **kwargs: Any) -> dict:
+            payload = super()._get_request_payload(*args, **kwargs)
+            for message in payload.get("messages", []):
+                if message.get("content") is None:
+                    message["content"] = ""
+            return payload
+
+    return LlamaCppPython
 
 
 def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: ProgressSink | None = None,
