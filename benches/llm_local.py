@@ -22,6 +22,7 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
 SET_ASIDE = "the LLM's submission was set aside"
 
 
@@ -73,6 +74,12 @@ def run_eval(agent: str, cases: list[Path], out: Path, env: dict[str, str]) -> l
     return json.loads(out.read_text(encoding="utf-8"))["per_case"]
 
 
+def find_cases_in(paths: list[Path]) -> list:
+    from diagagent.evaluation.runner import find_cases
+
+    return [c for p in paths for c in find_cases(p)]
+
+
 def score(c: dict) -> str:
     """Category / fault / top-1 node hits as 1, 0 or - (the truth does not say)."""
     def cell(v: float | None) -> str:
@@ -117,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-tokens", type=int, default=60000, help="DIAGAGENT_LLM_MAX_TOKENS (per incident)")
     ap.add_argument("--server", choices=["openai", "llama-cpp-python"], help="DIAGAGENT_LLM_SERVER (default: "
                     "llama-cpp-python when serving here, else openai)")
+    ap.add_argument("--timeout", type=float, default=180, help="DIAGAGENT_LLM_TIMEOUT_S: seconds per model call")
     ap.add_argument("--json", type=Path, help="also write the per-case rows and totals here")
     args = ap.parse_args(argv)
 
@@ -139,13 +147,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"serving {model} at {base_url} (log: {work / 'server.log'})", file=sys.stderr)
         env = {**os.environ, "DIAGAGENT_LLM_BASE_URL": base_url, "DIAGAGENT_LLM_MODEL": model_name,
                "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY", "not-needed"),
-               "DIAGAGENT_LLM_MAX_STEPS": str(args.max_steps), "DIAGAGENT_LLM_TIMEOUT_S": "600",
+               "DIAGAGENT_LLM_MAX_STEPS": str(args.max_steps), "DIAGAGENT_LLM_TIMEOUT_S": str(args.timeout),
                "DIAGAGENT_LLM_MAX_OUTPUT_TOKENS": str(args.max_output_tokens),
                "DIAGAGENT_LLM_MAX_TOKENS": str(args.max_tokens), "DIAGAGENT_STATE_DIR": str(work / "state"),
                "DIAGAGENT_LLM_SERVER": args.server or ("openai" if args.base_url else "llama-cpp-python")}
         t0 = time.perf_counter()
         playbook = run_eval("playbook", cases, work / "playbook.json", env)
-        llm = run_eval("llm", cases, work / "llm.json", env)
+        llm = []
+        for case in (c.path for c in find_cases_in(cases)):  # one eval per case: each row shows as it is done
+            llm += run_eval("llm", [case], work / "llm.json", env)
+            print(render(table(llm[-1:], playbook)).splitlines()[-1], file=sys.stderr, flush=True)
         seconds = time.perf_counter() - t0
     finally:
         if proc is not None:
