@@ -55,6 +55,12 @@ class Settings(BaseSettings):
     llm_max_tokens: int | None = Field(
         None, gt=0, description="Token budget (in + out) per incident; at it the agent stops with a best-effort "
                                 "answer and says so. None: no budget.")
+    llm_max_output_tokens: int | None = Field(
+        None, gt=0, description="At most this many tokens per model reply (a rambling model is cut off). None: the "
+                                "endpoint's own limit.")
+    llm_server: Literal["openai", "llama-cpp-python"] = Field(
+        "openai", description="The endpoint's dialect: llama-cpp-python's server (chatml-function-calling) cannot "
+                              "force a tool call and rejects a null content, so it gets tool_choice=auto and \"\".")
     llm_price_in: float | None = Field(None, ge=0, description="USD per million input tokens, for the cost estimate.")
     llm_price_out: float | None = Field(None, ge=0, description="USD per million output tokens.")
     redact: Redact = Field(

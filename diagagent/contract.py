@@ -83,6 +83,7 @@ class ConfidenceWhy(BaseModel):
     """Why the confidence is what it is: what raised it, what held it down, and the one check that would settle it."""
 
     basis: str = ""  # what the number is: the accuracy this kind of evidence had on the dev cases
+    tier: str | None = None  # decisive|strong|weak|schema|unsure|none: what the evidence reached
     raised: list[str] = Field(default_factory=list)
     held_down: list[str] = Field(default_factory=list)
     check: str | None = None
@@ -109,7 +110,8 @@ class Diagnosis(BaseModel):
     candidates: list[Candidate] = Field(default_factory=list)
     check: str | None = None
     confidence_why: ConfidenceWhy | None = None
-    # --llm was asked for and no model answered (unreachable, failing, no submission): why; the playbook answered
+    # --llm was asked for and no model answered (unreachable, failing, no submission) or its submission was set aside
+    # (it cited nothing valid, named hosts outside the job, contradicted decisive evidence): why; the playbook answered
     llm_unavailable: str | None = None
 
     @property

@@ -180,8 +180,9 @@ def test_the_same_run_without_redaction_leaks(planted_case: tuple[Path, int]) ->
     session, requests, _ = _run(case, line, "off")
     bodies = " ".join(json.dumps(r) for r in requests)
     assert "sw-gpu-023" in bodies and "sw-gpu-022" in bodies and "10.44.0.22" in bodies
-    d = session.diagnosis  # the model's placeholders mean nothing without the mapping: its host is dropped
-    assert d is not None and any("'host-3'" in n and "dropped" in n for n in d.notes)
+    d = session.diagnosis  # the model's placeholders mean nothing without the mapping: its answer is set aside
+    assert d is not None and "'host-3', not a host of this job" in (d.llm_unavailable or "")
+    assert d.faulty_hosts == ["sw-gpu-023"]  # the playbook's answer
 
 
 def test_loopback_endpoint_is_not_redacted_by_default(planted_case: tuple[Path, int]) -> None:

@@ -53,9 +53,31 @@ def chat_model(settings: Settings) -> BaseChatModel:
     """The configured OpenAI-compatible chat model (no network until it is called)."""
     from langchain_openai import ChatOpenAI
 
-    return ChatOpenAI(model=settings.llm_model, base_url=settings.llm_base_url,
-                      api_key=settings.api_key() or "not-needed", timeout=settings.llm_timeout_s,
-                      max_retries=1, temperature=0)
+    cap = settings.llm_max_output_tokens  # sent as max_tokens: llama.cpp's server reads no max_completion_tokens
+    cls = ChatOpenAI if settings.llm_server == "openai" else _llama_cpp_python(ChatOpenAI)
+    return cls(model=settings.llm_model, base_url=settings.llm_base_url, api_key=settings.api_key() or "not-needed",
+               timeout=settings.llm_timeout_s, max_retries=1, temperature=0,
+               extra_body={"max_tokens": cap} if cap else None)
+
+
+def _llama_cpp_python(base: type) -> type:
+    """`base` speaking llama-cpp-python's dialect: tool_choice=auto where the agent would force a tool call (the
+    structured submission makes langchain send `required`, which it answers with a 500), and "" rather than null as
+    the content of a message that only calls tools (which its request schema rejects)."""
+    class LlamaCppPython(base):  # type: ignore[misc, valid-type]
+        def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
+            if tool_choice in ("any", "required", True):
+                tool_choice = "auto"
+            return super().bind_tools(tools, tool_choice=tool_choice, **kwargs)
+
+        def _get_request_payload(self, *args: Any, **kwargs: Any) -> dict:
+            payload = super()._get_request_payload(*args, **kwargs)
+            for message in payload.get("messages", []):
+                if message.get("content") is None:
+                    message["content"] = ""
+            return payload
+
+    return LlamaCppPython
 
 
 def bind_tools(specs: list[ToolSpec], ctx: ToolContext, sink: ProgressSink | None = None,
@@ -176,6 +198,33 @@ def build_agent(model: BaseChatModel, tools: list[BaseTool], system_prompt: str,
         middleware.insert(0, budget.middleware())
     return create_agent(model, tools, system_prompt=system_prompt, middleware=middleware,
                         response_format=ToolStrategy(DiagnosisSubmission) if structured else None)
+
+
+def submission_problems(sub: DiagnosisSubmission, ctx: ToolContext, draft: Diagnosis) -> list[str]:
+    """Why the model's submission cannot stand in for the playbook's answer: it cites no evidence id a tool showed,
+    names hosts outside this job, or contradicts decisive evidence (a line that proves the draft's fault, or the
+    node it is on). Empty when it may stand."""
+    problems = []
+    cited = sub.evidence + [e for claim in sub.faulty_nodes for e in claim.evidence]
+    if not any(e in ctx.analyses.evidence for e in cited):
+        problems.append("it cites no evidence id that a tool showed" +
+                        (f" ({', '.join(map(repr, cited[:5]))})" if cited else " (it cites none)"))
+    hosts = set(ctx.bundle.job.hosts)
+    outside = list(dict.fromkeys(c.host for c in sub.faulty_nodes if c.host not in hosts))
+    if outside:
+        problems.append(f"it names {', '.join(map(repr, outside[:5]))}, not a host of this job")
+    why = draft.confidence_why
+    if draft.fault and why is not None and why.tier == "decisive":
+        proof = next((e for e in draft.evidence if e.role == "cause"), None)
+        where = f" ({proof.id}, {proof.file}:{proof.line})" if proof and proof.file else ""
+        if sub.fault != draft.fault or (sub.category and sub.category != draft.category):
+            problems.append(f"it says {sub.fault or 'no fault'} ({sub.category or 'no category'}), but a line{where} "
+                            f"proves {draft.fault} ({draft.category})")
+        named = [c.host for c in sub.faulty_nodes if c.host in hosts]
+        if named and draft.faulty_hosts and draft.faulty_hosts[0] not in named:
+            problems.append(f"it blames {', '.join(named[:5])}, but the decisive line{where} is on "
+                            f"{draft.faulty_hosts[0]}")
+    return problems
 
 
 def resolve_submission(sub: DiagnosisSubmission, ctx: ToolContext, draft: Diagnosis) -> Diagnosis:

@@ -1,7 +1,8 @@
 """A Session: one incident's conversation for the TUI and a Slack thread, with the LLM agent or the playbook.
 
 It emits events (analyzer and tool calls, answers) so apps can show live progress, and falls back to the playbook
-with a note when the model is unreachable, does not finish or spends its token budget. What goes to a non-loopback
+with a note when the model is unreachable, does not finish, spends its token budget or submits a diagnosis that
+cites nothing valid, names hosts outside the job or contradicts decisive evidence. What goes to a non-loopback
 model is redacted (placeholders mapped back for the operator and the tools). Proposals it makes are only pending.
 """
 
@@ -42,6 +43,8 @@ class Usage(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     budget_hit: bool = False  # a run stopped at DIAGAGENT_LLM_MAX_TOKENS
+    submitted: bool = False  # the model submitted a diagnosis (valid or not)
+    fallback: str | None = None  # why the playbook's diagnosis is shown instead of the model's
 
     @property
     def tokens(self) -> int:
@@ -106,7 +109,7 @@ class Session:
     def _diagnose_llm(self) -> Diagnosis:
         from langchain_core.messages import HumanMessage
 
-        from diagagent.agent.llm import build_agent, chat_model, resolve_submission
+        from diagagent.agent.llm import build_agent, chat_model, resolve_submission, submission_problems
 
         job = self.bundle.job
         prompt = _prompt(self.settings, "diagnose", job_id=job.job_id, job_name=job.name or "unnamed",
@@ -130,9 +133,16 @@ class Session:
             return self._fallback(f"the LLM did not submit a diagnosis within {self.settings.llm_max_steps} steps")
         if submission is None:
             return self._fallback(f"the LLM stopped after {calls} call(s) without submitting a diagnosis")
-        if self.redactor is not None:  # the model wrote placeholders; the operator reads real names
-            submission = type(submission).model_validate(self.redactor.restore_value(submission.model_dump()))
-        diagnosis = resolve_submission(submission, self.ctx, self.ctx.draft())
+        self.usage.submitted = True
+        try:
+            if self.redactor is not None:  # the model wrote placeholders; the operator reads real names
+                submission = type(submission).model_validate(self.redactor.restore_value(submission.model_dump()))
+            problems = submission_problems(submission, self.ctx, self.ctx.draft())
+            if problems:  # a weak model's answer never replaces a better-founded one
+                return self._fallback("the LLM's submission was set aside: " + "; ".join(problems))
+            diagnosis = resolve_submission(submission, self.ctx, self.ctx.draft())
+        except Exception as exc:  # noqa: BLE001 - a submission we cannot use must not stop the diagnosis
+            return self._fallback(f"the LLM's submission could not be used ({type(exc).__name__}: {exc})")
         return self._with_model_proposals(diagnosis)
 
     def _out(self, text: str) -> str:
@@ -159,6 +169,7 @@ class Session:
                 f"{self.usage.tokens} tokens used) before {before}")
 
     def _fallback(self, why: str) -> Diagnosis:
+        self.usage.fallback = why
         draft = self.ctx.draft()
         return draft.model_copy(update={"notes": [f"{why}; the playbook's diagnosis is shown", *draft.notes],
                                         "llm_unavailable": why})

@@ -69,7 +69,7 @@ def explain(a: Analyses, decision: Decision, named: list[NodeScore], schema: Fai
         held.append(f"the {name} analyzer did not finish (x{INCOMPLETE_CONFIDENCE:g} for each such)")
     if confidence < decision.confidence * INCOMPLETE_CONFIDENCE ** len(set(a.incomplete)) - 1e-9:
         held.append("no cause line was found, so it is capped low")
-    return ConfidenceWhy(basis=basis, raised=raised, held_down=held, check=_check(a, decision, schema, top))
+    return ConfidenceWhy(basis=basis, tier=tier, raised=raised, held_down=held, check=_check(a, decision, schema, top))
 
 
 def _check(a: Analyses, decision: Decision, schema: FailureSchema | None, top: str | None) -> str | None:

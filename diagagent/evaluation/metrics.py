@@ -79,6 +79,8 @@ class CaseScore(MetricScores, CaseHead):
     tokens_in: int | None = None
     tokens_out: int | None = None
     cost_usd: float | None = None  # estimated, when LLM prices are configured
+    llm_submitted: bool | None = None  # the LLM agent: the model submitted a diagnosis
+    llm_fallback: str | None = None  # the LLM agent: why the playbook's diagnosis stands instead
     error: str | None = None  # the predictor raised: scored as an empty diagnosis
     no_evidence: bool | None = None  # cited nothing although the truth has indicating lines (None: truth has none)
     confidence: float | None = None  # what the diagnosis stated

@@ -24,6 +24,8 @@ class Prediction(BaseModel):
     tokens_in: int | None = None
     tokens_out: int | None = None
     cost_usd: float | None = None  # estimated from DIAGAGENT_LLM_PRICE_IN/_OUT
+    llm_submitted: bool | None = None  # the model submitted a diagnosis (the LLM agent only)
+    llm_fallback: str | None = None  # why the playbook's diagnosis stands instead of the model's
 
 
 Predictor = Callable[[Bundle], Prediction]
@@ -60,7 +62,8 @@ def llm_predictor(settings: Settings) -> Predictor:
         diagnosis, usage = diagnose_with_llm(bundle, settings)
         tokens_in, tokens_out = usage.get("tokens_in"), usage.get("tokens_out")
         return Prediction(diagnosis=diagnosis, llm_calls=usage.get("llm_calls"), tokens_in=tokens_in,
-                          tokens_out=tokens_out, cost_usd=settings.llm_cost(tokens_in or 0, tokens_out or 0))
+                          tokens_out=tokens_out, cost_usd=settings.llm_cost(tokens_in or 0, tokens_out or 0),
+                          llm_submitted=usage.get("submitted"), llm_fallback=usage.get("fallback"))
 
     return predict
 

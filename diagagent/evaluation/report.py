@@ -129,15 +129,18 @@ def reliability_rows(report: Report) -> list[list[str]]:
 
 
 def llm_case_rows(run: EvalRun) -> tuple[list[str], list[list[str]]]:
-    """For each predictor that used an LLM: one row per case with its calls, tokens in and out, and cost."""
-    header = ["predictor", "case", "llm calls", "tokens in", "tokens out", "cost"]
+    """For each predictor that used an LLM: one row per case with its calls, tokens in and out, cost, whether the model
+    submitted a diagnosis and whether the playbook's stood instead (fell back)."""
+    header = ["predictor", "case", "llm calls", "tokens in", "tokens out", "cost", "submitted", "fell back"]
     rows = []
     for name, scores in run.scores.items():
         for s in scores:
             if s.llm_calls is None:
                 continue
             cost = "-" if s.cost_usd is None else f"${s.cost_usd:.4f}"
-            rows.append([name, s.case, str(s.llm_calls), str(s.tokens_in or 0), str(s.tokens_out or 0), cost])
+            rows.append([name, s.case, str(s.llm_calls), str(s.tokens_in or 0), str(s.tokens_out or 0), cost,
+                         "-" if s.llm_submitted is None else "yes" if s.llm_submitted else "no",
+                         "yes" if s.llm_fallback else "no"])
     return header, rows
 
 

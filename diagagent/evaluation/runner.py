@@ -101,7 +101,8 @@ def score_bundle(case: EvalCase, bundle: Bundle, predictors: dict[str, Predictor
         out[name] = score.model_copy(update={
             "set": case.set, "seconds": seconds, "error": error, "llm_calls": prediction.llm_calls,
             "tokens_in": prediction.tokens_in, "tokens_out": prediction.tokens_out,
-            "cost_usd": prediction.cost_usd})
+            "cost_usd": prediction.cost_usd, "llm_submitted": prediction.llm_submitted,
+            "llm_fallback": prediction.llm_fallback})
     return out
 
 
