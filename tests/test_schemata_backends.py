@@ -184,8 +184,9 @@ def test_a_remote_embeddings_endpoint_gets_the_texts_redacted(tmp_path: Path) ->
         settings = Settings(state_dir=tmp_path, embedding="openai", embedding_model="test-embed", redact="on",
                             embedding_url=f"http://127.0.0.1:{server.server_port}/v1")
         cache = SchemaCache.open(settings)
-        cache.search(["NCCL WARN NET/IB : Got completion from peer 10.42.7.19<51234> with error 12 on "
-                      "gpu-a17.corp.example.com, see /home/alice/runs/llama/stdout.log"], k=1)
+        line = ("NCCL WARN NET/IB : Got completion from peer 10.42.7.19<51234> with error 12 on "
+                "gpu-a17.corp.example.com, see /home/alice/runs/llama/stdout.log")
+        cache.search([line], k=1)
     finally:
         server.shutdown()
     sent = json.dumps([r["input"] for r in _EmbeddingsHandler.requests])
