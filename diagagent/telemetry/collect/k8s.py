@@ -92,13 +92,8 @@ class K8sCollector:
     def collect(self, ref: str, dest: Path, default_namespace: str = "default") -> CollectResult:
         kind, ns, name = parse_ref(ref, default_namespace)
         kind, obj = self.find(kind, ns, name)
-        writer = BundleWriter(dest)
-        try:
+        with BundleWriter(dest) as writer:
             result = self._write(kind, ns, name, obj, writer)
-            writer.commit()
-        except BaseException:
-            writer.discard()
-            raise
         result.commands = list(self.runner.ran)
         return result
 

@@ -154,13 +154,8 @@ class SlurmCollector:
             raise CollectError(f"job {job_id} is a job array of {len(records)} tasks; collect one of them: "
                                + ", ".join(r["ArrayJobId"] + "_" + r["ArrayTaskId"] for r in records[:20])
                                + (" ..." if len(records) > 20 else ""))
-        writer = BundleWriter(dest)
-        try:
+        with BundleWriter(dest) as writer:
             result = self._write(job_id, records, ids, writer, probes, probe_names, manifest, transport)
-            writer.commit()
-        except BaseException:
-            writer.discard()
-            raise
         result.commands = list(self.runner.ran)
         return result
 

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from collections import OrderedDict
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Self
 
 import yaml
 
@@ -30,7 +30,8 @@ def safe_name(text: str, fallback: str = "unknown") -> str:
 
 
 class BundleWriter:
-    """A bundle being collected into `dest`: write its parts, then `commit()` (or `discard()`)."""
+    """A bundle being collected into `dest`: write its parts, then `commit()` (or `discard()`). As a context manager
+    it commits when the block ends and discards when it raises."""
 
     def __init__(self, dest: Path) -> None:
         self.dest = Path(dest)
@@ -137,6 +138,15 @@ class BundleWriter:
 
     def discard(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
 
 
 def _replaceable(dest: Path) -> bool:
