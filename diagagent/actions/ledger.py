@@ -53,6 +53,19 @@ BUSY_TIMEOUT_S = 30.0
 log = logging.getLogger(__name__)
 
 
+
+@contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE: the write lock is taken up front, so read-check-update cannot interleave; rolled back if the
+    block raises, committed when it ends."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
 class LedgerError(Exception):
     """A refused ledger operation; the message says why, for the operator."""
 
@@ -187,13 +200,8 @@ class Ledger:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             if not self._ready(conn):
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with _immediate(conn):
                     self._set_up(conn)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
         finally:
             conn.close()
 
@@ -294,16 +302,11 @@ class Ledger:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE: the write lock is taken up front, so read-check-update cannot interleave."""
+        """A connection in a write transaction (`_immediate`), closed after it."""
         conn = self._connect()
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _immediate(conn):
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
         finally:
             conn.close()
 
@@ -541,14 +544,9 @@ class Ledger:
                     if (why := (lease.lost() if (lease := _lease_of(r)) else "no lease was recorded"))]
             if not lost:
                 return
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _immediate(conn):
                 for entry_id, token, why in lost:
                     self._lose(conn, entry_id, token, why)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
         finally:
             conn.close()
 
@@ -657,15 +655,10 @@ def verify_ledger(path: Path, *, repair: bool = True) -> VerifyReport:
         finally:
             conn.execute("COMMIT")
         if problems and repair:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _immediate(conn):
                 restore_triggers(conn, sorted(problems))
                 Ledger._append_audit(conn, None, LEDGER_ACTOR, "ledger_alert", None, None,
                                      trigger_alert(problems, "by `diagagent actions verify`"), {"triggers": problems})
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
             report.recreated = sorted(problems)
     finally:
         conn.close()
