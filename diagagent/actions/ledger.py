@@ -53,7 +53,6 @@ BUSY_TIMEOUT_S = 30.0
 log = logging.getLogger(__name__)
 
 
-
 @contextmanager
 def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
     """BEGIN IMMEDIATE: the write lock is taken up front, so read-check-update cannot interleave; rolled back if the
@@ -65,6 +64,7 @@ def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
 
 class LedgerError(Exception):
     """A refused ledger operation; the message says why, for the operator."""
