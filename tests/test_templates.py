@@ -65,6 +65,9 @@ HEADERS = [
     ("RuntimeError: [enforce fail at alloc_cpu.cpp:83] data. DefaultCPUAllocator: not enough memory",
      "RuntimeError: [enforce fail at alloc_cpu.cpp:83] data. DefaultCPUAllocator: not enough memory", None),
     ("Info about the run", "Info about the run", None),
+    # absl::Status text at INFO: JAX's xla_bridge (dev:jax-22070)
+    ("INFO:2024-06-25 00:34:55,142:jax._src.xla_bridge:889: Unable to initialize backend 'tpu': ABORTED: The TPU",
+     "Unable to initialize backend 'tpu': ABORTED: The TPU", "error"),
 ]
 
 
@@ -230,6 +233,10 @@ def test_stage_from_traceback_functions_and_resumed_step() -> None:
     assert stage_of_frames(["<module>"]) == "init"  # an import at the top of the script
     assert stage_of_frames(["<module>", "main", "wrapped_fn", "forward"]) == "training"
     assert stage_of_frames(["<module>", "main"]) is None
+    # a script's train() still constructing its plugin or dataset (dev:colossalai-6202) is setting up; once a model
+    # runs inside it, it is training
+    assert stage_of_frames(["<module>", "train", "__init__"]) == "init"
+    assert stage_of_frames(["<module>", "train", "__init__", "forward"]) == "training"
     assert resume_step("rank=0 loading checkpoint /ckpt/1001/global_step5100") == 5100
     assert resume_step(" loading checkpoint from /ckpt/iter_0012000") == 12000
 

@@ -100,6 +100,12 @@ _ERROR_WORDS = re.compile(
 # will cause deadlock', an error word)
 _WARNING_WORDS = re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retrying|slow(?:er)?|throttl\w*|"
                             r"degraded|unstable|overflow|stall(?:ed|ing)?)\b", re.IGNORECASE)
+# absl::Status in its text form ("CODE: message") is a failure whatever the logger's level: JAX's xla_bridge logs at
+# INFO "Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid 176028"
+# (dev:jax-22070). The codes of absl/status/status.h that report a failure (not CANCELLED, UNKNOWN or OK)
+_STATUS_CODE = re.compile(r"\b(?:ABORTED|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|FAILED_PRECONDITION|UNAVAILABLE|INTERNAL|"
+                          r"DATA_LOSS|PERMISSION_DENIED|UNAUTHENTICATED|NOT_FOUND|INVALID_ARGUMENT|OUT_OF_RANGE|"
+                          r"UNIMPLEMENTED|ALREADY_EXISTS): ")
 _ZERO_COUNTS = re.compile(r"\b(?:errors?|fail(?:ed|ures?)|nan|skipped|timeouts?)[\w ]*[:=]\s*0\b", re.IGNORECASE)
 
 # what a rank prints when a peer failed: timeouts, lost peers, aborted communicators, the launcher's kill and summary
@@ -249,6 +255,8 @@ def split_header(text: str) -> ParsedLine:
             m = _PROGRAM_LEVEL.match(rest)
             if m:
                 level = _LEVEL_WORDS.get(m.group(1).lower())
+    if level in ("debug", "info", "warning") and _STATUS_CODE.search(rest):
+        level = "error"
     return ParsedLine(rest, level, structured or level is not None, indented and not structured)
 
 
@@ -256,6 +264,8 @@ def content_level(message: str) -> Level | None:
     """The level a message's own words imply (for lines without a header level, and to catch INFO-level errors)."""
     if _EXCEPTION_LINE.match(message) or _FATAL_WORDS.search(message):
         return "fatal" if _FATAL_WORDS.search(message) else "error"
+    if _STATUS_CODE.search(message):
+        return "error"
     if _ZERO_COUNTS.search(message):
         message = _ZERO_COUNTS.sub("", message)
     if _ERROR_WORDS.search(message):
@@ -320,10 +330,14 @@ def stage_of_frames(functions: list[str]) -> str | None:
     a module's top level (an import, a script's first lines) is init."""
     if functions and functions[-1] == "<module>":
         return "init"
+    inner: list[str] = []
     for function in reversed(functions):
         for stage, pattern in _STAGE_OF_FUNCTIONS:
             if pattern.search(function):
+                if stage == "training" and _TRAIN_ENTRY.match(function) and _set_up_only(inner):
+                    return "init"  # a script's train() still building its model, data or plugin
                 return stage
+        inner.append(function)
     if any(_RUNNING_MODEL.search(f) for f in functions):
         return "training"  # the model ran, or a batch was fetched, in no named stage: the training loop
     if any(_SETTING_UP.search(f) for f in functions):
@@ -331,6 +345,14 @@ def stage_of_frames(functions: list[str]) -> str | None:
     return None
 
 
+def _set_up_only(functions: list[str]) -> bool:
+    """Frames that construct or set something up and run no model."""
+    return any(_SETTING_UP.search(f) for f in functions) and not any(_RUNNING_MODEL.search(f) for f in functions)
+
+
+# a script's whole-run entry point, which builds everything before its loop: dev:colossalai-6202 (train ->
+# MoeHybridParallelPlugin.__init__), dev:yet-another-efficientdet-pytorch-72 (train -> CocoDataset.__init__)
+_TRAIN_ENTRY = re.compile(r"^(?:train|run_training)$")
 _RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_loop)$")
 # a constructor or a setup function with no stage named inside it: dev:transformers-25988 (Trainer.__init__ ->
 # create_accelerator_and_postprocess), dev:torchtitan-2184 (Trainer.__init__ -> parallelize_llama)
