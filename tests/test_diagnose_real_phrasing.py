@@ -143,3 +143,12 @@ def test_a_paste_that_lost_its_indentation_still_ends_in_its_exception_and_ray_n
     assert _cited(d)[:1] == [6]
     assert 3 not in _cited(d) and 5 not in _cited(d)
     assert any(f.endswith("=> KeyError: ray::main_task() (pid=1353885, ip=172.20.0.2)") for f in findings)
+
+
+def test_a_hang_with_no_error_line_takes_its_stage_from_what_the_job_last_said(tmp_path: Path) -> None:
+    # Ultralytics' epoch table and progress bar, the whole paste of a DDP hang (dev:ultralytics-24536's shape)
+    lines = ["      Epoch    GPU_mem   box_loss   cls_loss   dfl_loss  Instances       Size",
+             "      1/200      23G      1.663     0.9309   0.003412         40       1600: 95% 41/43 2.7it/s"]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    assert d.stage == "training"
+    assert "stage from the job's last words: training" in d.notes

@@ -767,6 +767,11 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
         stage = stage_of_frames([fn for _, _, fn in reversed(dumps[0][1].frames)])  # type: ignore[assignment]
         if stage is not None:
             notes.append(f"stage from the functions of a stack dump in the logs: {stage}")
+    if stage is None and cited is None:  # no cause line: what the job last said it was doing (a hang's progress bar)
+        said = [(f.lines, line, word_stage) for f in scan.files for line, word_stage, _ in f.word_stages[-1:]]
+        stage = max(said)[2] if said else None
+        if stage is not None:
+            notes.append(f"stage from the job's last words: {stage}")
     last_good, first_abnormal, it_notes = _iterations(tl, status, has_errors, stage)
     notes.extend(it_notes)
     if scan.lines_skipped:

@@ -92,7 +92,10 @@ _ERROR_WORDS = re.compile(
     r"\b(?:errors?|err|errno|exceptions?|fail(?:ed|ure|s|ing)?|abort(?:ed|ing)?|killed|oom|out of memory|timed? ?out|timeout|"
     r"died|uncorrectable|illegal|invalid|corrupt(?:ed|ion)?|denied|refused|unreachable|unable to|cannot|can't|"
     r"could not|no such|not found|lost|missing|mismatch|unhandled|crash(?:ed)?|hang|hung|stuck|deadlock(?:ed)?|xid|"
-    r"fallen off|link down|port down|exited with|exit code|exitcode|non-zero|nonzero|traceback|assert(?:ion)?)\b",
+    r"fallen off|link down|port down|exited with|exit code|exitcode|non-zero|nonzero|traceback|assert(?:ion)?|"
+    # a component that stopped answering: sample-factory's 'No heartbeat for components' (dev:sample-factory-285),
+    # Ray's 'marked dead because the detector has missed too many heartbeats'
+    r"no heartbeats?|lack of heartbeats?|missed (?:too many )?heartbeats?)\b",
     re.IGNORECASE)
 # an fp16 overflow is a warning whatever the header says: apex's 'Gradient overflow.  Skipping step' (no header,
 # dev:apex-834), DeepSpeed's '[INFO] ... OVERFLOW! Rank 0 Skipping step' (dev:transformers-14531); so is a stall
