@@ -287,3 +287,9 @@ def test_nccl_reports_its_own_errors_as_warn() -> None:
     # a failed transfer with a peer is the peer's failure as often as this node's: it stays a warning
     assert split_header("node-025:2762592:2762745 [7] NCCL WARN NET/IB : Got completion from peer 10.64.0.34<52736> "
                         "with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_7").level == "warning"
+
+
+def test_a_failed_verbs_call_is_the_ranks_own_error_not_the_cascade() -> None:
+    line = "vm-133:52744:52787 [0] ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out"
+    assert not is_cascade("Call to ibv_modify_qp failed with error Connection timed out")
+    assert split_header(line).level == "error"

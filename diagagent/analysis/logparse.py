@@ -61,7 +61,9 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     (re.compile(r"\[(?:titan|megatron|deepspeed|nemo|c10d|torchtitan|Rank \d+|PG \d+[^\]]*)\]:?\s*", re.IGNORECASE), None),
 ]
 _FIRST_HEADER = 3  # _PREFIXES before this are launcher prefixes (rank, container, srun label), not headers
-_NCCL_HEAD = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?=NCCL\b)")
+# (a network plugin's lines put their source file first: 'vm-133:52744:52787 [0] ibvwrap.c:160 NCCL WARN ...',
+# dev:nccl-749)
+_NCCL_HEAD = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w./-]+:\d+ )?(?=NCCL\b)")
 _NCCL_LEVEL = re.compile(r"NCCL (INFO|WARN|ERROR|TRACE|ABORT)\b")
 _PROGRAM_LEVEL = re.compile(r"[\w./-]+: (error|warning|fatal|warn|info)\b", re.IGNORECASE)  # slurmstepd: error: ...
 
@@ -129,12 +131,17 @@ _CASCADE = re.compile(
     re.IGNORECASE)
 
 
+# a local InfiniBand verbs call that failed is this rank's own error, whatever errno it names: NCCL's ibvwrap.c
+# 'NCCL WARN Call to ibv_modify_qp failed with error Connection timed out', then the '-> 2' trail (dev:nccl-749)
+_VERBS_CALL = re.compile(r"\bCall to ibv_\w+ failed")
 _INNER_ERROR = re.compile(r"(?:exception|error)\s*:\s*", re.IGNORECASE)
 
 
 def is_cascade(message: str) -> bool:
     """Words of the cascade a failure sets off on healthy ranks (a peer's timeout, its lost connection, the kill).
     A line that wraps an error ("watchdog thread terminated with exception: NCCL error: X") is judged by X."""
+    if _VERBS_CALL.search(message):
+        return False
     inner = _INNER_ERROR.split(message)[-1]
     return _CASCADE.search(inner or message) is not None
 
