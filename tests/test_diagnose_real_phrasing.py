@@ -152,3 +152,15 @@ def test_a_hang_with_no_error_line_takes_its_stage_from_what_the_job_last_said(t
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
     assert d.stage == "training"
     assert "stage from the job's last words: training" in d.notes
+
+
+def test_a_raising_frame_is_cited_with_the_source_line_python_prints_under_it(tmp_path: Path) -> None:
+    lines = ["Traceback (most recent call last):",
+             '  File "/work/train.py", line 12, in <module>',
+             "    main()",
+             '  File "/work/train.py", line 8, in main',
+             "    assert args.batch_size % len(devices) == 0",
+             "AssertionError"]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    frame = next(e for e in d.evidence if e.line == 4)
+    assert frame.end_line == 5

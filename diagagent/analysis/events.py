@@ -786,7 +786,8 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     last_said = _said_before(scan.files, cited)
     where = [LogLocation(file=f.file, line=_stuck_in(t)[0], host=f.host, rank=f.rank, text=_stuck_in(t)[1])
              for f, t in dumps[:MAX_THREAD_DUMPS]]
-    cut_at = [LogLocation(file=f.file, line=f.cut_traceback[0], host=f.host, rank=f.rank, text=f.cut_traceback[1])
+    cut_at = [LogLocation(file=f.file, line=f.cut_traceback[0], end_line=f.frame_code.get(f.cut_traceback[0]),
+                          host=f.host, rank=f.rank, text=f.cut_traceback[1])
               for f in cut[:MAX_THREAD_DUMPS] if f.cut_traceback is not None]
     failed = next(((f, f.launcher_failure) for f in scan.files if f.launcher_failure is not None
                    and (f.launcher_failure.rank is not None or f.launcher_failure.host)), None)
@@ -916,6 +917,11 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
             frame.role, frame.score = "cause", c.score * 0.9
             frame.why.append("where the fatal line above it crashed")
     cands = sorted(cands, key=lambda c: (order[c.role], -round(c.score, 4), _occ_key(_cited_on(c, roots)), c.t.id))
+    frame_code = {f.file: f.frame_code for f in scan.files}
+
+    def code_of(file: str, frame_line: int) -> int | None:
+        return frame_code.get(file, {}).get(frame_line)
+
     out = []
     for c in cands:
         occ = _cited_on(c, roots)
@@ -932,11 +938,13 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
                 also += [_location(c.per_host[h], h) for h in c.hosts if h != host]
         raised_at = None
         if occ.raised_at is not None:
-            raised_at = LogLocation(file=occ.file, line=occ.raised_at[0], host=host, rank=occ.rank, ts=occ.ts,
+            raised_at = LogLocation(file=occ.file, line=occ.raised_at[0], end_line=code_of(occ.file, occ.raised_at[0]),
+                                    host=host, rank=occ.rank, ts=occ.ts,
                                     text=occ.raised_at[1])  # printed just before the exception: its time
         raised_in = None
         if occ.innermost is not None:
-            raised_in = LogLocation(file=occ.file, line=occ.innermost[0], host=host, rank=occ.rank, ts=occ.ts,
+            raised_in = LogLocation(file=occ.file, line=occ.innermost[0], end_line=code_of(occ.file, occ.innermost[0]),
+                                    host=host, rank=occ.rank, ts=occ.ts,
                                     text=occ.innermost[1])
         out.append(LogEvent(id=c.t.id, template=c.t.text, count=c.t.count, hosts=hosts[:32],
                             host_count=len(c.per_host), ranks=ranks[:64], first=_location(occ, host), also=also,

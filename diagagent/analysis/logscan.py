@@ -73,6 +73,7 @@ K_ACTIVE = ~(K_HEADER | K_INDENTED | K_WARNING_WORDS)
 WORDS_SAY_WARNING = K_ERROR_WORDS | K_WARNING_WORDS  # an INFO line whose words say warning or error
 WORD_STAGES_PER_FILE = 512
 THREAD_DUMPS_PER_FILE = 256
+FRAME_CODE_PER_FILE = 4096
 FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
 WARNING = 2
 _RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): ")
@@ -162,6 +163,8 @@ class FileSummary:
     # a traceback the file ends in before its exception (a cut paste, a process killed while printing): its innermost
     # frame (line, text) and its functions, outermost first
     cut_traceback: tuple[int, str, tuple[str, ...]] | None = None
+    # a traceback frame's line -> its source line printed under it: the two lines an SRE cites as the frame
+    frame_code: dict[int, int] = field(default_factory=dict)
     launcher_failure: LauncherFailure | None = None  # torchrun's root-cause block: the failed rank, host, exit
 
 
@@ -620,6 +623,7 @@ class _FileReader:
             # a paste that lost its indentation (Markdown strips it, dev:reasoning-gym-417): the line after a frame
             # at the margin is that frame's source line, not yet the exception
             self.part.code_lines.add(mid)
+            self._frame_code(lineno)
             self.tb = 3
         elif self.tb == 4 and self.after_traceback and kind & K_EXCEPTION and not kind & K_HEADER:
             self.part.exception_lines.add(mid)  # a second exception printed right after a traceback's
@@ -634,6 +638,8 @@ class _FileReader:
             # whatever its class is called (pyarrow.lib.ArrowInvalid after a Cython frame with no source line,
             # dev:llamafactory-412)
             self.part.code_lines.add(mid)
+            if self.tb == 2:
+                self._frame_code(lineno)
             self.tb = 3
         elif self.tb in (1, 2, 3) and (not kind & K_HEADER or kind & K_EXCEPTION):
             self.part.exception_lines.add(mid)
@@ -645,6 +651,11 @@ class _FileReader:
             self.tb, self.exception_mid, self.after_traceback = 4, mid, False
         else:
             self.tb = 0
+
+    def _frame_code(self, lineno: int) -> None:
+        """The line right after a frame is its source line."""
+        if self.frame_lines and len(self.summary.frame_code) < FRAME_CODE_PER_FILE:
+            self.summary.frame_code[self.frame_lines[-1][0]] = lineno
 
     def _marker(self, marker: str, raw: bytes, lineno: int) -> None:
         summary = self.summary
