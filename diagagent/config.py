@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     collect_quiet_for_s: float = Field(600.0, gt=0, description="A running Slurm job whose output has not moved for "
                                                                 "this long is collected as hung.")
     state_dir: Path = Field(default_factory=_default_state_dir, description="Ledger, schema cache, normal pool.")
+    fast_scan: bool = Field(True, description="The log scan reads blocks at once and takes the lines that cannot "
+                                               "matter in bulk (same findings); DIAGAGENT_FAST_SCAN=0 reads every "
+                                               "line one by one.")
 
     llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint; none means the playbook.")
     llm_model: str = "gpt-4o-mini"

@@ -17,6 +17,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from diagagent.analysis.logblocks import BlockShapes, column, no_jump, no_slowdown
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
     LauncherFailure,
@@ -36,6 +39,7 @@ from diagagent.analysis.logparse import (
     stage_of_words,
 )
 from diagagent.analysis.templates import (
+    BLANK,
     CORRUPT,
     HEX_SHAPE_TABLE,
     K_CARET,
@@ -46,6 +50,7 @@ from diagagent.analysis.templates import (
     K_FRAME,
     K_HEADER,
     K_INDENTED,
+    K_ITERATION,
     K_MARKER_MASK,
     K_SKIP,
     K_TRACEBACK,
@@ -57,10 +62,11 @@ from diagagent.analysis.templates import (
     TemplateMiner,
     template_id,
 )
-from diagagent.analysis.wrapping import Wrapping, carry_from, unwrap, wrapping_of
+from diagagent.analysis.wrapping import MAX_WIDTH, MIN_WIDTH, Wrapping, carry_from, unwrap, wrapping_of
+from diagagent.config import Settings
 from diagagent.telemetry import Bundle, LogFile, ReadIssue, parse_timestamp
 from diagagent.telemetry.limits import ReadBudget
-from diagagent.telemetry.readers import LineChunks
+from diagagent.telemetry.readers import LineBlock, LineChunks
 
 BLOCK_BYTES = 1 << 22
 MAX_LINE_BYTES = 1 << 20
@@ -361,6 +367,25 @@ def innermost_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
     return frames[-1] if frames else None
 
 
+_BULK, _SILENT, _PROGRESS, _CANDIDATE = 0, 1, 2, 3  # the fast path's line classes (see _FileReader._fast_block)
+_PROGRESS_FIELDS = ("iteration", "loss", "grad_norm", "step_time_s", "nan_iterations")  # ProgressLayout.spans' order
+_ROOT_CAUSE = b"Root Cause (first observed failure)"
+
+
+def _columnar(layout: ProgressLayout | None | bool) -> bool:
+    """A progress layout the fast path reads by column: it has the iteration and the step time (else the step time
+    comes from the line's time, line by line)."""
+    return isinstance(layout, ProgressLayout) and layout.spans[0][1] > 0 and layout.spans[3][1] > 0
+
+
+def _wrapping_of_block(block: LineBlock) -> Wrapping | None:
+    """wrapping_of(block.lines()), without splitting the block when its longest line already says no."""
+    longest = block.longest()
+    if longest > 4 * MAX_WIDTH or (block.body.isascii() and not MIN_WIDTH <= longest <= MAX_WIDTH):
+        return None
+    return wrapping_of(block.lines())
+
+
 class _FileReader:
     """Reads one log file into a host's counts, first occurrences and the file's summary."""
 
@@ -391,6 +416,7 @@ class _FileReader:
         self.bare_frame = False  # the last frame line was at the margin: a paste that lost its indentation
         self.wrapping: Wrapping | None = None  # how a terminal cut this file's lines, read off its first block
         self.spans: dict[int, int] = {}  # the first line of a record joined back from cut lines: its last line
+        self.fast = False  # read blocks at once where that gives the same result (see _fast_block)
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -431,11 +457,23 @@ class _FileReader:
         if host_scan is not None:
             host_scan.files += 1
         tables = (SHAPE_TABLE, HEX_SHAPE_TABLE)
+        fast = self.fast and host_scan is not None
         chunks = LineChunks(root / self.lf.file, self.lf.file, part.read_issues, self.budget, MAX_LINE_BYTES,
-                            BLOCK_BYTES)  # budgets, cut lines, a cut .gz read to its break; blank runs count once
+                            BLOCK_BYTES, blocks=fast)  # budgets, cut lines, a cut .gz read to its break; blank runs
+        # count once
         before = len(part.read_issues)
         carried: tuple[int, list[bytes]] = (1, [])  # lines that fill a terminal's width at a chunk's end
         for first, lines in chunks:
+            if isinstance(lines, LineBlock):
+                block = lines
+                if summary.first_ts is None and first <= NEAR_LINES:
+                    summary.first_ts = _ts_of(block.lines(0, NEAR_LINES - first + 1), self.year)
+                if first == 1:
+                    self.wrapping = _wrapping_of_block(block)
+                if self.wrapping is None and not carried[1]:
+                    self._fast_block(block, first - 1, host_scan)  # type: ignore[arg-type]
+                    continue
+                lines = block.lines()
             if summary.first_ts is None and first <= NEAR_LINES:
                 summary.first_ts = _ts_of(lines[:NEAR_LINES - first + 1], self.year)
             if first == 1:
@@ -466,6 +504,174 @@ class _FileReader:
         end = self._lines(lines, lineno, self.shaper.shapes, self.shaper.kinds, tables, host_scan)
         self._last_line(lines, end)
         return end
+
+    # --- the fast path: a block at once --------------------------------------------------------------------------
+    #
+    # Every line's shape comes from one vectorized pass (BlockShapes). A line whose shape is known, whose message is
+    # below warning, says no warning, is no marker, traceback or dump line, and was seen before in this file ("bulk")
+    # changes nothing in the per-line reader but its message's count and, if it prints a time, the latest timed line:
+    # those are taken in bulk. A progress line of a known layout is read by column, and the progress checks run over
+    # the columns; where one could fire (a jump, a slowdown, NaN), the lines go through the per-line reader. Every other
+    # line ("candidate"), and the lines after one while a traceback or a root-cause block is open, go through the
+    # per-line reader (_lines) in order, so the result is the same as reading every line with it.
+
+    def _fast_block(self, block: LineBlock, lineno: int, host_scan: HostScan) -> int:
+        shapes = BlockShapes(block)
+        index = 0
+        while index < len(block):
+            index = self._fast_from(block, shapes, index, lineno, host_scan)
+        end = lineno + len(block)
+        self._last_line(block.lines(max(0, len(block) - 64)), end)
+        return end
+
+    def _classes(self, shapes: BlockShapes, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
+        """Lines index.. of the block: each one's class (_BULK, _SILENT, _PROGRESS, _CANDIDATE), message id, and
+        whether it prints a time; and the levels the classes were read at."""
+        shaper, layouts = self.shaper, self.part.layouts
+        kinds, levels = shaper.kinds, shaper.levels
+        n = len(shapes.values)
+        d_class, d_mid, d_timed = np.full(n, _CANDIDATE, np.int8), np.full(n, -1, np.int64), np.zeros(n, bool)
+        for j, key in enumerate(shapes.values):
+            code = shaper.shapes.get(key)
+            if code is None:
+                continue
+            mid = code >> 1
+            kind = kinds[mid]
+            d_mid[j], d_timed[j] = mid, bool(code & 1)
+            if mid == BLANK:
+                d_class[j] = _SILENT
+            elif levels[mid] >= WARNING or kind & WORDS_SAY_WARNING:
+                continue
+            elif not kind & K_ACTIVE:
+                d_class[j] = _BULK
+            elif kind & K_ACTIVE == K_ITERATION and _columnar(layouts.get(key)) and _ROOT_CAUSE not in key:
+                d_class[j] = _PROGRESS
+        rows = shapes.index[index:]
+        cls, mids, timed = d_class[rows], d_mid[rows], d_timed[rows]
+        hexed = shapes.hex_rows[shapes.hex_rows >= index] - index
+        cls[hexed] = _CANDIDATE
+        counted = np.flatnonzero((cls == _BULK) | (cls == _PROGRESS))
+        seen = self.seen
+        new_mids, at = np.unique(mids[counted], return_index=True)
+        for mid, row in zip(new_mids.tolist(), at.tolist(), strict=True):
+            if mid not in seen:  # a message's first line in this file
+                cls[counted[row]] = _CANDIDATE
+        return cls, mids, timed, [levels[m] if m >= 0 else -1 for m in d_mid.tolist()]
+
+    def _fast_from(self, block: LineBlock, shapes: BlockShapes, index: int, lineno: int, host_scan: HostScan) -> int:
+        """Read lines index.. of the block; the index to read on from when what the classes were read from changed
+        (a new shape raised a message's level, the shape cache was cleared), else the block's length."""
+        shaper = self.shaper
+        cls, mids, timed, levels_then = self._classes(shapes, index)
+        handled = np.zeros(len(cls), bool)  # lines the per-line reader took (and counted)
+        pos = self._open_structure(block, index, 0, lineno, handled, host_scan)
+        stop = len(cls)
+        for cand in [*np.flatnonzero(cls == _CANDIDATE).tolist(), len(cls)]:
+            if cand < pos:
+                continue
+            if cand > pos:
+                self._gap(block, shapes, index, pos, cand, cls, timed, lineno, handled, host_scan)
+            if cand == len(cls):
+                break
+            misses, cached = shaper.shape_misses, len(shaper.shapes)
+            self._per_line(block, index + cand, lineno, host_scan)
+            handled[cand] = True
+            pos = self._open_structure(block, index, cand + 1, lineno, handled, host_scan)
+            if shaper.shape_misses != misses and (len(shaper.shapes) <= cached  # (the cache was cleared)
+                                                  or self._levels_moved(shapes, levels_then)):
+                stop = pos
+                break
+        bulk = ((cls[:stop] == _BULK) | (cls[:stop] == _PROGRESS)) & ~handled[:stop]
+        if bulk.any():
+            counted = np.bincount(mids[:stop][bulk])
+            ids = np.flatnonzero(counted)
+            host_scan.counts.update(dict(zip(ids.tolist(), counted[ids].tolist(), strict=True)))
+        return index + stop
+
+    def _levels_moved(self, shapes: BlockShapes, levels_then: list[int]) -> bool:
+        """A message of this block's shapes changed level since its classes were read (a new shape raised it)."""
+        levels = self.shaper.levels
+        for key, was in zip(shapes.values, levels_then, strict=True):
+            code = self.shaper.shapes.get(key)
+            if code is not None and was >= 0 and levels[code >> 1] != was:
+                return True
+        return False
+
+    def _open_structure(self, block: LineBlock, index: int, pos: int, lineno: int, handled: np.ndarray,
+                        host_scan: HostScan) -> int:
+        """Lines from `pos` through the per-line reader while a traceback (or dump) or a root-cause block is open."""
+        while pos < len(handled) and (self.tb or lineno + index + pos + 1 <= self.root_cause_until):
+            self._per_line(block, index + pos, lineno, host_scan)
+            handled[pos] = True
+            pos += 1
+        return pos
+
+    def _per_line(self, block: LineBlock, row: int, lineno: int, host_scan: HostScan) -> None:
+        raw = block.body[int(block.starts[row]):int(block.ends[row])]
+        self._lines([raw], lineno + row, self.shaper.shapes, self.shaper.kinds, (SHAPE_TABLE, HEX_SHAPE_TABLE),
+                    host_scan)
+
+    def _gap(self, block: LineBlock, shapes: BlockShapes, index: int, a: int, b: int, cls: np.ndarray,
+             timed: np.ndarray, lineno: int, handled: np.ndarray, host_scan: HostScan) -> None:
+        """Lines a..b (of those from `index`): bulk and progress lines only."""
+        progress = np.flatnonzero(cls[a:b] == _PROGRESS) + a
+        if len(progress) and not self._progress_columns(block, shapes, index + progress, lineno):
+            for pos in range(a, b):  # a check could fire: the per-line reader, in order
+                self._per_line(block, index + pos, lineno, host_scan)
+            handled[a:b] = True
+            return
+        times = np.flatnonzero(timed[a:b] & (cls[a:b] != _SILENT)) + a
+        for pos in times.tolist():
+            if not self.pending:
+                break
+            self._resolve_pending(block.body[int(block.starts[index + pos]):int(block.ends[index + pos])])
+        if len(times):
+            row = index + int(times[-1])
+            self.last_timed = (lineno + row + 1, block.body[int(block.starts[row]):int(block.ends[row])])
+
+    def _progress_columns(self, block: LineBlock, shapes: BlockShapes, rows: np.ndarray, lineno: int) -> bool:
+        """Progress lines (block rows) read by column, when no check can fire on them and the stage stays; False
+        (and nothing changed) otherwise."""
+        summary, state = self.summary, self.progress
+        if summary.stage not in ("training", "shutdown") or summary.first_iteration is None \
+                or (state.candidate is not None and summary.slow_from is None) \
+                or lineno + int(rows[0]) + 1 <= self.root_cause_until:
+            return False
+        cols = {name: np.full(len(rows), np.nan) for name in _PROGRESS_FIELDS}
+        present = {name: np.zeros(len(rows), bool) for name in _PROGRESS_FIELDS}
+        which = shapes.index[rows]
+        for j in np.unique(which).tolist():
+            layout = self.part.layouts[shapes.values[j]]
+            sel = np.flatnonzero(which == j)
+            for name, (start, end, scale) in zip(_PROGRESS_FIELDS, layout.spans, strict=True):
+                if end:
+                    cols[name][sel] = column(block, rows[sel], start, end) * scale
+                    present[name][sel] = True
+        if not all(np.isfinite(cols[name][present[name]]).all() for name in _PROGRESS_FIELDS):
+            return False
+        loss, grad = cols["loss"][present["loss"]], cols["grad_norm"][present["grad_norm"]]
+        steps = cols["step_time_s"]
+        slowing = summary.slow_from is None
+        if not (no_jump(state.losses, loss, _JUMP) and no_jump(state.grads, grad, _JUMP)) \
+                or (present["nan_iterations"].any() and (cols["nan_iterations"][present["nan_iterations"]]
+                                                         .astype(np.int64) > state.nan_seen).any()) \
+                or (slowing and not no_slowdown(state.steps, steps, 1.3, 5)):
+            return False
+        for history, values in ((state.losses, loss), (state.grads, grad)):
+            history.extend(values.tolist())
+            del history[:-_WINDOW]
+        if slowing:
+            state.steps.extend(steps.tolist())
+            del state.steps[:-_WINDOW]
+            state.all_steps.extend(steps[:max(0, 4096 - len(state.all_steps))].tolist())
+        last = int(rows[-1])
+        it = int(cols["iteration"][-1])
+        summary.progress_lines += len(rows)
+        summary.last_iteration, summary.last_iteration_line = it, lineno + last + 1
+        state.last_raw, summary.last_progress_line = block.body[int(block.starts[last]):int(block.ends[last])], \
+            lineno + last + 1
+        state.last_ts, state.last_it = None, it
+        return True
 
     def _lines(self, lines: list[bytes], lineno: int, shapes: dict[bytes, int], kinds: list[int],
                tables: tuple[bytes, bytes], host_scan: HostScan | None) -> int:
@@ -735,6 +941,7 @@ class ScanJob:
     year: int | None
     budget: ReadBudget | None = None  # this process's share of the bundle's read budget
     deadline: float | None = None  # epoch seconds: no file is started after it (the analyzer's budget)
+    fast: bool | None = None  # read blocks at once where that gives the same result; None: Settings.fast_scan
 
 
 def scan_files(job: ScanJob) -> ScanPart:
@@ -745,12 +952,13 @@ def scan_files(job: ScanJob) -> ScanPart:
                     exception_lines=set(), continuation_lines=set(), detail_of={}, hosts={}, files=[])
     root = Path(job.root)
     budget = job.budget or ReadBudget()
+    fast = job.fast if job.fast is not None else Settings.load().fast_scan
     for i, lf in enumerate(job.files):
         if i and job.deadline is not None and time.time() > job.deadline:
             part.unread.extend(f.file for f in job.files[i:])
             break
         reader = _FileReader(part, shaper, lf, job.host_of_rank, job.local_ranks, job.year)
-        reader.budget = budget
+        reader.budget, reader.fast = budget, fast
         try:
             reader.read(root)
         except MemoryError:

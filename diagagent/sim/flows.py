@@ -66,13 +66,16 @@ class FlowSet:
         )
 
 
-def _iteration_axes(plan: Plan, inc: Incident) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(start, end, nominal duration, slowed?) per iteration with traffic, the in-progress one last if cut."""
+def _iteration_axes(
+    plan: Plan, inc: Incident, first: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, nominal duration, slowed?) per iteration with traffic from index `first`, the in-progress one
+    last if cut."""
     sched = inc.schedule
-    starts, ends = np.array(sched.starts, float), np.array(sched.ends, float)
+    starts, ends = np.array(sched.starts[first:], float), np.array(sched.ends[first:], float)
     slowed = np.zeros(starts.size, bool)
     if inc.slow_from is not None:
-        slowed[inc.slow_from :] = True
+        slowed[max(0, inc.slow_from - first) :] = True
     nominal = ends - starts
     if slowed.any():
         nominal[slowed] = plan.iter_s
@@ -251,15 +254,17 @@ def _other_tenant(fs: FlowSet, plan: Plan, t_from: float, t_to: float, rng: np.r
     fs.add(begin, np.full(src.shape, 0.12 * period), src, dst, rng.uniform(5e9, 6e9, src.shape), 4791, rng)
 
 
-def flow_file(plan: Plan, inc: Incident, t_end: float) -> tuple[str, bytes]:
-    """All flow records of the bundle, sorted by start: (file name, content), gzip'd CSV or Parquet."""
+def flow_file(plan: Plan, inc: Incident, t_end: float, since: float | None = None) -> tuple[str, bytes]:
+    """All flow records of the bundle (those of training iterations from `since` on, when given), sorted by start:
+    (file name, content), gzip'd CSV or Parquet."""
     import pyarrow as pa
 
     fs = FlowSet(list(plan.layout.ips))
     rng = np_rng(plan, "flows")
     stop = inc.t_fault if inc.outcome != "slow" else t_end
     if inc.stage != "init":
-        _training(fs, plan, inc, _iteration_axes(plan, inc), rng, inc.schedule.done)
+        first = 0 if since is None else sum(1 for end in inc.schedule.ends if end < since)
+        _training(fs, plan, inc, _iteration_axes(plan, inc, first), rng, inc.schedule.done - first)
     _background(fs, plan, inc, t_end, rng, stop)
     cols = [np.concatenate([p[i] for p in fs.parts]) for i in range(7)]
     fs.parts.clear()
@@ -268,6 +273,8 @@ def flow_file(plan: Plan, inc: Incident, t_end: float) -> tuple[str, bytes]:
         (cols[5] == 4791) & (cols[2] >= plan.layout.nodes)
     )  # monitoring, tenant
     keep = (job_traffic | keeps_going) & (cols[0] < t_end)
+    if since is not None:
+        keep &= cols[0] >= since
     order = np.argsort(np.where(keep, cols[0], np.inf), kind="stable")[: int(keep.sum())]
     cols = [c[order] for c in cols]
     ip_table = pa.array(fs.ips, pa.string())

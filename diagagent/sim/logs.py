@@ -278,15 +278,17 @@ def noise_events(plan: Plan, inc: Incident, t_end: float) -> dict[int, list[Even
 
 
 def rank_logs(
-    plan: Plan, inc: Incident, deaths: dict[int, Death], t_end: float, ext: str
+    plan: Plan, inc: Incident, deaths: dict[int, Death], t_end: float, ext: str, every_rank: bool = False
 ) -> Iterator[TextFile]:
-    """Every rank's log file, in rank order."""
+    """Every rank's log file, in rank order; with `every_rank`, each prints the per-iteration lines (as a job that
+    logs on every rank does), else only the logging rank."""
     sched = inc.schedule
     t0, t_train = sched.t_start, sched.t_train
     log_rank = logging_rank(plan)
     noise = noise_events(plan, inc, t_end)
     shared_rank0 = rank0_startup(plan, t0, t_train)
     saves = [ev for step, (b, e) in sched.saves.items() for ev in save_events(plan, step, b, e)]
+    iterations = iteration_events(plan, inc)
     cut_node_rank = {
         plan.layout.node_of(r) * plan.layout.gpus_per_node for r, d in deaths.items() if d.kind == "vanished"
     }
@@ -295,7 +297,9 @@ def rank_logs(
         if rank == 0:
             events += shared_rank0 + saves
         if rank == log_rank:
-            events += iteration_events(plan, inc)
+            events += iterations
+        elif every_rank:
+            events += [Event(e.ts, e.lines) for e in iterations]  # (truth cites the logging rank's lines only)
         events += noise.get(rank, [])
         events += inc.events.get(rank, [])
         death = deaths.get(rank)

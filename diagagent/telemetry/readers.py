@@ -129,6 +129,34 @@ def _zstd_blocks(raw: IO[bytes], block: int) -> Iterator[bytes]:
             feed, dobj, started = dobj.unused_data, dctx.decompressobj(), False
 
 
+class LineBlock:
+    """Whole lines as one bytes object (no trailing newline) and where each ends, for readers that work on a block
+    at once instead of line by line. Line i is `body[starts[i]:ends[i]]`."""
+
+    __slots__ = ("body", "ends", "starts")
+
+    def __init__(self, body: bytes) -> None:
+        import numpy as np
+
+        self.body = body
+        newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
+        self.ends = np.append(newlines, len(body))
+        self.starts = np.concatenate(([0], newlines + 1))
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def longest(self) -> int:
+        return int((self.ends - self.starts).max())
+
+    def lines(self, first: int = 0, last: int | None = None) -> list[bytes]:
+        """Lines `first` to `last` (exclusive) as a list."""
+        if first == 0 and last is None:
+            return self.body.split(b"\n")
+        starts, ends = self.starts[first:last].tolist(), self.ends[first:last].tolist()
+        return list(map(self.body.__getitem__, map(slice, starts, ends)))
+
+
 class LineChunks:
     """The lines of one file in chunks: `(number of the chunk's first line, [line bytes without newline, ...])`.
 
@@ -138,8 +166,9 @@ class LineChunks:
     (budget, break) is one `ReadIssue` in `issues` naming the file, the budget and what was read."""
 
     def __init__(self, path: Path, display: str, issues: list[ReadIssue], budget: ReadBudget | None = None,
-                 max_line: int = MAX_LINE_BYTES, block: int = BLOCK_BYTES) -> None:
+                 max_line: int = MAX_LINE_BYTES, block: int = BLOCK_BYTES, blocks: bool = False) -> None:
         self.path, self.display, self.issues = path, display, issues
+        self.blocks = blocks  # hand a chunk on as one LineBlock where it needs no per-line care (blank runs, cut lines)
         self.budget = budget if budget is not None else ReadBudget()
         self.max_line, self.block = max_line, block
         self.lines = 0  # physical lines read
@@ -230,6 +259,9 @@ class LineChunks:
             first = self.lines + 1
             if n * 8 > len(body) and n > 64:  # mostly empty lines: hand on each run of blank lines once
                 yield from self._squeezed(body, first)
+            elif self.blocks and not cut and (block := LineBlock(body)).longest() <= self.max_line:
+                self.kept += n
+                yield first, block  # type: ignore[misc]
             else:
                 lines = body.split(b"\n")
                 if len(body) > self.max_line and max(map(len, lines)) > self.max_line:

@@ -1,0 +1,67 @@
+"""Block-at-once helpers for the log scan's fast path: every line's shape from one vectorized pass (digits made 0,
+lines hashed by pyarrow), progress numbers read by column, and the progress checks run over whole columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from diagagent.telemetry.readers import LineBlock
+
+WINDOW = 10  # the progress checks' window (logscan._WINDOW)
+
+
+class BlockShapes:
+    """Each line's shape (SHAPE_TABLE: digits 1-9 made 0) as an index into the block's distinct shapes, and the lines
+    holding a `0x` literal (their shape folds hex letters too: the per-line reader computes it)."""
+
+    def __init__(self, block: LineBlock) -> None:
+        raw = np.frombuffer(block.body, np.uint8)
+        digit = (raw - np.uint8(49)) < np.uint8(9)
+        shaped = np.empty(len(raw) + 1, np.uint8)
+        np.subtract(raw, digit.view(np.uint8) * (raw - np.uint8(48)), out=shaped[:-1])
+        shaped[-1] = 10  # so that every value below is its line and a newline
+        offsets = np.append(block.starts, len(raw) + 1).astype(np.int64)
+        lines = pa.Array.from_buffers(pa.large_binary(), len(block),
+                                      [None, pa.py_buffer(offsets), pa.py_buffer(shaped)])
+        encoded = pc.dictionary_encode(lines)
+        self.index = encoded.indices.to_numpy(zero_copy_only=False)  # line -> distinct shape
+        self.values: list[bytes] = [v[:-1] for v in encoded.dictionary.to_pylist()]
+        self.hex_rows = np.empty(0, np.int64)
+        if b"0x" in block.body:
+            at = np.flatnonzero((raw[:-1] == 48) & (raw[1:] == 120))
+            self.hex_rows = np.unique(np.searchsorted(block.ends, at))
+
+
+def column(block: LineBlock, rows: np.ndarray, start: int, end: int) -> np.ndarray:
+    """The number at bytes start:end of each of these lines (lines of one shape: at the same offsets)."""
+    first = block.starts[rows]
+    fields = map(block.body.__getitem__, map(slice, (first + start).tolist(), (first + end).tolist()))
+    return np.fromiter(map(float, fields), np.float64, len(rows))
+
+
+def no_jump(history: list[float], values: np.ndarray, factor: float) -> bool:
+    """No value is more than `factor` times the least of the (up to WINDOW) values before it, once 3 came before:
+    the progress checks' jump test (logscan._jump) cannot fire on any of them."""
+    if not len(values):
+        return True
+    seq = np.concatenate([np.full(WINDOW, np.inf), np.asarray(history, np.float64), values])
+    before = np.lib.stride_tricks.sliding_window_view(seq, WINDOW)[len(history):len(history) + len(values)]
+    mins = before.min(axis=1)
+    seen = np.arange(len(history), len(history) + len(values))
+    return not bool(((seen >= 3) & (values > factor * mins)).any())
+
+
+def no_slowdown(recent: list[float], steps: np.ndarray, ratio: float, least: int) -> bool:
+    """No step is past `ratio` times the mean of the (up to WINDOW) steps before it, once `least` came before: the
+    slowdown check (logscan._slowdown) cannot start a candidate on any of them. Flags with a margin over rounding, so
+    a borderline step goes to the exact per-line check."""
+    if not len(steps):
+        return True
+    seq = np.concatenate([np.zeros(WINDOW), np.asarray(recent, np.float64), steps])
+    before = np.lib.stride_tricks.sliding_window_view(seq, WINDOW)[len(recent):len(recent) + len(steps)]
+    count = np.minimum(np.arange(len(recent), len(recent) + len(steps)), WINDOW)
+    threshold = ratio * before.sum(axis=1) / np.maximum(count, 1)
+    return not bool(((count >= least) & (steps > threshold - 1e-9 * np.abs(threshold))).any())
