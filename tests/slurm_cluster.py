@@ -1,7 +1,7 @@
 """A real single-node Slurm for the tests: munged, slurmctld and slurmd (Debian's packages) started as root in a
 private folder with free ports and a private munge socket; a test that needs it is skipped, with why, if it cannot run.
 
-CI: `apt-get install -y slurm-wlm munge` as root makes these tests run; without them they skip.
+CI: `.ci/system_packages.sh` installs Debian's slurm-wlm and munge as root, so these tests run; without them they skip.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def _why_not() -> str | None:
         return "the test Slurm runs its daemons as root; not root here"
     missing = [d for d in DAEMONS if shutil.which(d, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") is None]
     if missing:
-        return f"{', '.join(missing)} not installed (Debian: apt-get install -y slurm-wlm munge)"
+        return (f"{', '.join(missing)} not installed (Debian: apt-get install -y slurm-wlm munge, as "
+                ".ci/system_packages.sh does)")
     if not Path("/etc/munge/munge.key").is_file():
         return "no /etc/munge/munge.key (the munge package creates it)"
     return None
