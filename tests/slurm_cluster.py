@@ -19,6 +19,7 @@ import pytest
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "scontrol")
 TRAIN_TASK = Path(__file__).parent / "fixtures" / "slurm" / "train_task.sh"
+HANGING_TASK = Path(__file__).parent / "fixtures" / "slurm" / "hanging_task.py"
 
 
 def _free_port() -> int:
