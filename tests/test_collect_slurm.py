@@ -215,3 +215,35 @@ def test_scontrol_records_parse_with_spaces_and_odd_keys() -> None:
 
 def test_block_layout_spreads_tasks_like_slurm() -> None:
     assert block_layout(["a", "b"], 5) == {0: "a", 1: "a", 2: "a", 3: "b", 4: "b"}
+
+
+def test_node_stacks_picks_each_workers_python_process_by_its_rank(tmp_path: Path) -> None:
+    """A launcher's workers (torchrun sets RANK per worker) under one Slurm task: each is dumped as its own rank;
+    a task without RANK is ranked by its Slurm task id."""
+    import os
+    import signal
+    import subprocess
+
+    from diagagent.telemetry.collect import node_stacks
+
+    script = (f"RANK=5 {sys.executable} -c 'import time; time.sleep(30)' & "
+              f"RANK=6 {sys.executable} -c 'import time; time.sleep(30)' & wait")
+    launcher = subprocess.Popen(["bash", "-c", script], start_new_session=True)
+    plain = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            table = node_stacks.process_table()
+            if sum(1 for pid, parent in table.items() if parent == launcher.pid and node_stacks.is_python(pid)) == 2:
+                break  # both workers forked and exec'd into Python
+            time.sleep(0.1)
+        chosen = node_stacks.ranks_of([(launcher.pid, "0", "3"), (plain.pid, "0", "4")], table)
+        workers = sorted(pid for pid, parent in table.items() if parent == launcher.pid)
+        assert sorted(r for r, _, _ in chosen) == [4, 5, 6]
+        assert sorted(pid for r, pid, _ in chosen if r in (5, 6)) == workers
+        assert (4, plain.pid, "0") in chosen
+    finally:
+        os.killpg(launcher.pid, signal.SIGKILL)  # the launcher and its workers
+        plain.kill()
+        launcher.wait()
+        plain.wait()
