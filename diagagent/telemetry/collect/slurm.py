@@ -179,7 +179,9 @@ class SlurmCollector:
         newest = max((p.stat().st_mtime for p, _ in outputs if p.exists()), default=None)
         status = job_status(first.get("JobState", ""), newest, self.quiet_for_s, time.time())
         if status == "hung":
-            writer.note(f"no output has moved for {(time.time() - (newest or 0)) / 60:.0f} min (more than "
+            quiet = time.time() - (newest or 0)
+            quiet_text = f"{quiet:.0f} s" if quiet < 120 else f"{quiet / 60:.0f} min"
+            writer.note(f"no output has moved for {quiet_text} (more than "
                         f"--quiet-for {self.quiet_for_s:g} s): collected as hung while Slurm says "
                         f"{first.get('JobState')}")
         hosts, host_of_task, placed = self._placement(job_id, records, status)
