@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -114,6 +115,15 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
         return "the test Slurm did not come up: " + "; ".join(tails)
 
     def stop(self) -> None:
+        """Cancel the jobs still there (and wait for them to go), stop the daemons, then end what outlived them:
+        a job step's slurmstepd and tasks, found by this cluster's SLURM_CONF in their environment."""
+        if self.procs and all(p.poll() is None for p in self.procs):
+            jobs = self.run(["squeue", "-h", "-o", "%i"], check=False).stdout.split()
+            if jobs:
+                self.run(["scancel", "--quiet", *jobs], check=False)
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and self.run(["squeue", "-h"], check=False).stdout.strip():
+                    time.sleep(0.3)
         for p in reversed(self.procs):
             if p.poll() is None:
                 p.terminate()
@@ -123,6 +133,22 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        self._end_leftovers()
+
+    def _end_leftovers(self) -> None:
+        mark = f"SLURM_CONF={self.env['SLURM_CONF']}".encode()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if mark in environ:
+                try:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                except OSError:
+                    pass
 
     def run(self, argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
         return subprocess.run(argv, capture_output=True, text=True, env=self.env, check=check, timeout=60)
