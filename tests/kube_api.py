@@ -100,5 +100,5 @@ def kube_api() -> Iterator[KubeAPI]:
 def need_kubectl() -> str:
     path = shutil.which("kubectl")
     if path is None:
-        pytest.skip("kubectl is not installed (Debian: apt-get install kubernetes-client)")
+        pytest.skip("kubectl is not installed (Debian: apt-get install kubernetes-client, as .ci/system_packages.sh does)")
     return path

@@ -1,13 +1,14 @@
 """A real single-node Slurm for the tests: munged, slurmctld and slurmd (Debian's packages) started as root in a
 private folder with free ports and a private munge socket; a test that needs it is skipped, with why, if it cannot run.
 
-CI: `apt-get install -y slurm-wlm munge` as root makes these tests run; without them they skip.
+CI: `.ci/system_packages.sh` installs Debian's slurm-wlm and munge as root, so these tests run; without them they skip.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -19,6 +20,7 @@ import pytest
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "scontrol")
 TRAIN_TASK = Path(__file__).parent / "fixtures" / "slurm" / "train_task.sh"
+HANGING_TASK = Path(__file__).parent / "fixtures" / "slurm" / "hanging_task.py"
 
 
 def _free_port() -> int:
@@ -32,7 +34,8 @@ def _why_not() -> str | None:
         return "the test Slurm runs its daemons as root; not root here"
     missing = [d for d in DAEMONS if shutil.which(d, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin") is None]
     if missing:
-        return f"{', '.join(missing)} not installed (Debian: apt-get install -y slurm-wlm munge)"
+        return (f"{', '.join(missing)} not installed (Debian: apt-get install -y slurm-wlm munge, as "
+                ".ci/system_packages.sh does)")
     if not Path("/etc/munge/munge.key").is_file():
         return "no /etc/munge/munge.key (the munge package creates it)"
     return None
@@ -112,6 +115,15 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
         return "the test Slurm did not come up: " + "; ".join(tails)
 
     def stop(self) -> None:
+        """Cancel the jobs still there (and wait for them to go), stop the daemons, then end what outlived them:
+        a job step's slurmstepd and tasks, found by this cluster's SLURM_CONF in their environment."""
+        if self.procs and all(p.poll() is None for p in self.procs):
+            jobs = self.run(["squeue", "-h", "-o", "%i"], check=False).stdout.split()
+            if jobs:
+                self.run(["scancel", "--quiet", *jobs], check=False)
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and self.run(["squeue", "-h"], check=False).stdout.strip():
+                    time.sleep(0.3)
         for p in reversed(self.procs):
             if p.poll() is None:
                 p.terminate()
@@ -121,6 +133,22 @@ PartitionName=debug Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        self._end_leftovers()
+
+    def _end_leftovers(self) -> None:
+        mark = f"SLURM_CONF={self.env['SLURM_CONF']}".encode()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if mark in environ:
+                try:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                except OSError:
+                    pass
 
     def run(self, argv: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
         return subprocess.run(argv, capture_output=True, text=True, env=self.env, check=check, timeout=60)

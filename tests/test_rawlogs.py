@@ -10,6 +10,7 @@ import io
 import json
 import shutil
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -146,6 +147,40 @@ def test_compressed_and_archived_inputs(tmp_path: Path) -> None:
         assert (out / "logs" / "gpu-a02" / "rank-3.log").read_text().count("\n") == 7, name
         if name == "logs.zip":
             assert any("unsafe zip member" in i.problem and "evil" in i.problem for i in issues)
+
+
+def test_a_raw_tarball_is_unpacked_once_with_the_same_result(tmp_path: Path, monkeypatch) -> None:
+    """open_inputs unpacks a .tar.gz once: a bundle when it holds job.yaml, else raw logs read from that same folder;
+    the bundle built is the one the unpacked logs give."""
+    from diagagent.telemetry import bundle as bundle_module
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "a.log").write_text(srun_log(ranks=4, per_host=2))
+    with tarfile.open(tmp_path / "logs.tar.gz", "w:gz") as tar:
+        tar.add(tmp_path / "run" / "a.log", arcname="run/a.log")
+    real_extract, unpacked = bundle_module._extract, []
+
+    def counting_extract(source, *rest):
+        unpacked.append(Path(source).name)
+        return real_extract(source, *rest)
+
+    monkeypatch.setattr(bundle_module, "_extract", counting_extract)
+    with open_inputs([str(tmp_path / "logs.tar.gz")], tmp_path, save=tmp_path / "from-tar") as b:
+        assert [n.host for n in b.job.nodes] == HOSTS[:2]
+    assert unpacked == ["logs.tar.gz"]
+    from_dir = bundle_from_logs([tmp_path / "run"], tmp_path / "from-dir")
+    for rel in ("logs/gpu-a01/rank-0.log", "logs/gpu-a02/rank-3.log"):
+        assert (tmp_path / "from-tar" / rel).read_bytes() == (from_dir / rel).read_bytes()
+    assert job_of(tmp_path / "from-tar")["nodes"] == job_of(from_dir)["nodes"]
+    assert not list(Path(tempfile.gettempdir()).glob("diagagent-bundle-*/run/a.log"))  # the unpacked folder is gone
+
+    bundle_tar = tmp_path / "bundle.tar.gz"  # one that holds job.yaml opens as the bundle, from that one unpacking
+    with tarfile.open(bundle_tar, "w:gz") as tar:
+        tar.add(from_dir, arcname="job")
+    unpacked.clear()
+    with open_inputs([str(bundle_tar)], tmp_path) as b:
+        assert b.root.name == "job" and [n.host for n in b.job.nodes] == HOSTS[:2]
+    assert unpacked == ["bundle.tar.gz"]
 
 
 # --- streaming and bad input ---------------------------------------------------------------------------------

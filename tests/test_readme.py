@@ -40,3 +40,11 @@ def test_every_docs_path_the_readme_and_manifest_name_exists() -> None:
     for doc in (ROOT / "README.md", ROOT / "docs" / "slack-app-manifest.yaml"):
         for name in re.findall(r"(docs/[\w./-]+\.(?:md|yaml|png|svg))", doc.read_text()):
             assert (ROOT / name).exists(), f"{doc.name} names {name}, which does not exist"
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    quickstart = re.search(r"## Quickstart\n\n```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+    assert quickstart, "README.md lost its Quickstart commands"
+    test_command = quickstart.group(1).splitlines()[1]
+    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()
+    assert ci[-1] == test_command and "bash .ci/system_packages.sh" in ci

@@ -42,9 +42,13 @@ def register(app: typer.Typer) -> None:
                                                                        "(default: srun while running, else ssh)."),
         quiet_for: float | None = typer.Option(None, "--quiet-for", help="Seconds without output after which a "
                                                "running job is collected as hung (DIAGAGENT_COLLECT_QUIET_FOR_S)."),
+        stacks: bool = typer.Option(False, "--stacks", help="A running job: py-spy dump of each rank (srun --overlap "
+                                                            "into the allocation; py-spy must be on the nodes)."),
+        py_spy: str = typer.Option("py-spy", "--py-spy", help="py-spy as the job's nodes find it (on their PATH, or "
+                                                              "a path there)."),
         json_out: bool = typer.Option(False, "--json", help="Print what was collected as JSON."),
     ) -> None:
-        """Collect a Slurm job: scontrol/sacct record, output files split per task, and node probes."""
+        """Collect a Slurm job: scontrol/sacct record, output files split per task, node probes, py-spy stacks."""
         from diagagent.telemetry.collect import CollectError, SlurmCollector
         from diagagent.telemetry.live_probes import ProbeError, ProbeManifest
 
@@ -56,9 +60,9 @@ def register(app: typer.Typer) -> None:
             except ProbeError as exc:
                 fail(str(exc))
         try:
-            result = SlurmCollector(quiet_for_s=quiet_for or cfg.collect_quiet_for_s).collect(
+            result = SlurmCollector(quiet_for_s=quiet_for or cfg.collect_quiet_for_s, py_spy=py_spy).collect(
                 job_id, out or Path(f"job-{job_id}"), probes=bool(probes or probe), probe_names=probe or None,
-                manifest=manifest, transport=transport)
+                manifest=manifest, transport=transport, stacks=stacks)
         except CollectError as exc:
             fail(str(exc))
         _report(result, json_out)

@@ -32,6 +32,7 @@ from diagagent.telemetry.readers import (
 from diagagent.telemetry.truth import Truth
 
 Part = Literal["logs", "flows", "stacks", "probes"]
+TARBALLS = (".tar.gz", ".tgz", ".tar")
 PARTS: tuple[Part, ...] = ("logs", "flows", "stacks", "probes")
 
 _LOG_SUFFIXES = tuple(f"{base}{packing}" for base in (".log", ".txt", ".out", ".err") for packing in ("", ".gz", ".zst"))
@@ -69,25 +70,26 @@ class Bundle:
         source = Path(path).expanduser()
         if not source.exists():
             raise BundleError(str(source), "no such bundle (expected a directory or a .tar.gz holding job.yaml)")
-        tmpdir = None
-        issues: list[ReadIssue] = []
         if source.is_dir():
-            root = source
-        elif source.name.endswith((".tar.gz", ".tgz", ".tar")):
-            tmpdir = Path(tempfile.mkdtemp(prefix="diagagent-bundle-"))
-            try:
-                _extract(source, tmpdir, limits, issues)
-            except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
-                shutil.rmtree(tmpdir, ignore_errors=True)
-                raise BundleError(str(source), f"cannot unpack the bundle tarball: {exc}") from exc
-            root = _find_root(tmpdir)
-        else:
+            return cls.opened(source, source, limits, [])
+        if not source.name.endswith(TARBALLS):
             raise BundleError(str(source), "expected a bundle directory or a .tar.gz / .tgz of one")
+        tmpdir, issues = unpack_tarball(source, limits)
+        try:
+            return cls.opened(tmpdir, source, limits, issues, tmpdir=tmpdir)
+        except BaseException:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise
+
+    @classmethod
+    def opened(cls, base: Path, source: Path, limits: ReadLimits, issues: list[ReadIssue],
+               tmpdir: Path | None = None) -> Bundle:
+        """The bundle in folder `base` (a directory, or with `tmpdir` a tarball unpacked there, which the bundle
+        then owns; not removed when this raises). BundleError when job.yaml is missing or unusable."""
+        root = _find_root(base) if tmpdir is not None else base
         try:
             job = _load_job(root, source, limits, issues)
         except BundleError as exc:
-            if tmpdir is not None:
-                shutil.rmtree(tmpdir, ignore_errors=True)
             cap = next((i.problem for i in issues if i.kind == "budget"), None)  # a tarball cut short
             if cap is not None:
                 raise BundleError(exc.file, f"{exc.message} ({cap})", exc.line) from exc
@@ -277,6 +279,19 @@ class Bundle:
             return Truth.model_validate_json(p.read_bytes())
         except ValueError as exc:
             raise BundleError("truth.json", f"not a valid truth.json: {exc}") from exc
+
+
+def unpack_tarball(source: Path, limits: ReadLimits) -> tuple[Path, list[ReadIssue]]:
+    """A bundle (or raw-log) tarball unpacked into a new temporary folder, with what was skipped; BundleError when it
+    cannot be unpacked (the folder is removed then)."""
+    tmpdir = Path(tempfile.mkdtemp(prefix="diagagent-bundle-"))
+    issues: list[ReadIssue] = []
+    try:
+        _extract(source, tmpdir, limits, issues)
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        raise BundleError(str(source), f"cannot unpack the bundle tarball: {exc}") from exc
+    return tmpdir, issues
 
 
 def _find_root(tmpdir: Path) -> Path:

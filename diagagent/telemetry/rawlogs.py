@@ -588,11 +588,13 @@ def _job_id(sources: list[str]) -> str:
 
 def bundle_from_logs(targets: Sequence[str | Path], out_dir: Path, *, limits: ReadLimits | None = None,
                      stdin: IO[bytes] | None = None, job_id: str | None = None, status: str | None = None,
-                     issues: list[ReadIssue] | None = None) -> Path:
+                     issues: list[ReadIssue] | None = None,
+                     already_unpacked: dict[str, tuple[Path, list[ReadIssue]]] | None = None) -> Path:
     """Build a bundle in `out_dir` (created; must be empty) from raw logs: files, globs, directories, .tar.gz /
     .zip archives of them, `-` for `stdin`. Hosts and ranks come from the lines' launcher prefixes, NCCL headers,
     srun's summaries, folders and file names; job.yaml lists them and says in `inferred:` how they were found.
-    Streams: at most FLUSH_BYTES of lines are held at once. Read problems go to `issues` (and job.yaml's notes)."""
+    Streams: at most FLUSH_BYTES of lines are held at once. Read problems go to `issues` (and job.yaml's notes).
+    `already_unpacked` maps an archive target unpacked (by open_inputs) to its folder and what unpacking skipped."""
     limits = limits or ReadLimits()
     issues = issues if issues is not None else []
     out_dir = Path(out_dir)
@@ -602,7 +604,7 @@ def bundle_from_logs(targets: Sequence[str | Path], out_dir: Path, *, limits: Re
     facts, budget = _Facts(), ReadBudget(limits)
     outs = _Outputs(out_dir)
     try:
-        _read_all(targets, stdin, outs, facts, issues, budget, limits, out_dir)
+        _read_all(targets, stdin, outs, facts, issues, budget, limits, out_dir, already_unpacked or {})
     finally:
         outs.close()
     _place_ranks(out_dir, facts)
@@ -616,8 +618,14 @@ def bundle_from_logs(targets: Sequence[str | Path], out_dir: Path, *, limits: Re
 
 
 def _read_all(targets: Sequence[str | Path], stdin: IO[bytes] | None, outs: _Outputs, facts: _Facts,
-              issues: list[ReadIssue], budget: ReadBudget, limits: ReadLimits, out_dir: Path) -> None:
+              issues: list[ReadIssue], budget: ReadBudget, limits: ReadLimits, out_dir: Path,
+              already_unpacked: dict[str, tuple[Path, list[ReadIssue]]]) -> None:
     for target in targets:
+        if str(target) in already_unpacked:
+            folder, skipped = already_unpacked[str(target)]
+            issues.extend(skipped)
+            _read_sources(_walk(folder, str(target)), outs, facts, issues, budget, out_dir)
+            continue
         path = Path(str(target)).expanduser()
         if str(target) != "-" and path.is_file() and path.name.endswith(ARCHIVES):
             with unpacked(path, limits, issues) as tmp:
@@ -694,22 +702,27 @@ def open_inputs(targets: Sequence[str], jobs_dir: Path, limits: ReadLimits | Non
     the bundle is (built or copied) there to be re-run or shared, else into a temporary folder removed on close.
     `status` is the job's (failed, hung, slow) for raw logs, which do not say it; a bundle's job.yaml does. A job id
     is looked up in `source` (a live Slurm or Kubernetes, DIAGAGENT_JOB_SOURCE) when given, else under `jobs_dir`."""
-    from diagagent.telemetry.bundle import Bundle
+    from diagagent.telemetry.bundle import TARBALLS, Bundle, unpack_tarball
     from diagagent.telemetry.store import JobStore
 
     if not targets:
         raise BundleError("(no input)", "nothing to read: give a bundle, a job id, log files, a directory or -")
     bundle: Bundle | None = None
+    already_unpacked: dict[str, tuple[Path, list[ReadIssue]]] = {}
     if len(targets) == 1 and targets[0] != "-":
         p = Path(targets[0]).expanduser()
         if _is_bundle_dir(p):
             bundle = Bundle.open(p, limits)
-        elif p.is_file() and p.name.endswith((".tar.gz", ".tgz", ".tar")):
+        elif p.is_file() and p.name.endswith(TARBALLS):  # unpacked once: a bundle if it holds job.yaml, else raw
+            tmpdir, tar_issues = unpack_tarball(p, limits or ReadLimits())
             try:
-                bundle = Bundle.open(p, limits)
-            except BundleError as exc:
-                if not exc.message.startswith("missing: every bundle needs a job.yaml"):
+                bundle = Bundle.opened(tmpdir, p, limits or ReadLimits(), tar_issues, tmpdir=tmpdir)
+            except BaseException as exc:
+                no_job = isinstance(exc, BundleError) and exc.message.startswith("missing: every bundle needs a job")
+                if not no_job:
+                    shutil.rmtree(tmpdir, ignore_errors=True)
                     raise
+                already_unpacked = {targets[0]: (tmpdir, tar_issues)}
         elif not _names_raw(targets[0]):
             bundle = (source or JobStore(jobs_dir, limits)).get(targets[0])
     if bundle is not None:
@@ -722,18 +735,22 @@ def open_inputs(targets: Sequence[str], jobs_dir: Path, limits: ReadLimits | Non
         p = Path(t).expanduser()
         if len(targets) > 1 and _is_bundle_dir(p):
             raise BundleError(t, "a bundle (it holds job.yaml) is diagnosed alone, not with other inputs")
-    if save is not None:
-        built = bundle_from_logs(targets, save, limits=limits, stdin=stdin, status=status)
-        return Bundle.open(built, limits)
-    tmp = Path(tempfile.mkdtemp(prefix="diagagent-raw-bundle-"))
+    options = {"limits": limits, "stdin": stdin, "status": status, "already_unpacked": already_unpacked}
     try:
-        bundle_from_logs(targets, tmp / "bundle", limits=limits, stdin=stdin, status=status)
-        bundle = Bundle.open(tmp / "bundle", limits)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    bundle.own(tmp)
-    return bundle
+        if save is not None:
+            return Bundle.open(bundle_from_logs(targets, save, **options), limits)
+        tmp = Path(tempfile.mkdtemp(prefix="diagagent-raw-bundle-"))
+        try:
+            bundle_from_logs(targets, tmp / "bundle", **options)
+            bundle = Bundle.open(tmp / "bundle", limits)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        bundle.own(tmp)
+        return bundle
+    finally:
+        for tmpdir, _ in already_unpacked.values():
+            shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 def _copy_bundle(root: Path, dest: Path) -> None:

@@ -31,25 +31,27 @@ class Runner:
     def available(self, program: str) -> bool:
         return shutil.which(program, path=(self.env or os.environ).get("PATH")) is not None
 
-    def run(self, argv: Sequence[str], *, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-        """Run `argv`; CollectError if it cannot start, times out, writes more than `max_bytes`, or (with `check`)
-        exits non-zero."""
+    def run(self, argv: Sequence[str], *, check: bool = True,
+            timeout_s: float | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Run `argv`; CollectError if it cannot start, times out (`timeout_s`, else the runner's), writes more than
+        `max_bytes`, or (with `check`) exits non-zero."""
         argv = [str(a) for a in argv]
-        self.ran.append(" ".join(argv))
+        self.ran.append(shown(argv))
         env = {**(self.env if self.env is not None else os.environ), "LC_ALL": "C"}
+        timeout_s = timeout_s or self.timeout_s
         try:
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=self.timeout_s,
+            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s,
                                   env=env, check=False)
         except FileNotFoundError as exc:
             raise CollectError(f"`{argv[0]}` is not installed or not on PATH") from exc
         except subprocess.TimeoutExpired as exc:
-            raise CollectError(f"`{' '.join(argv)}` did not finish within {self.timeout_s:g} s") from exc
+            raise CollectError(f"`{self.ran[-1]}` did not finish within {timeout_s:g} s") from exc
         except OSError as exc:
             raise CollectError(f"cannot run `{argv[0]}`: {exc.strerror or exc}") from exc
         if len(proc.stdout) > self.max_bytes:
-            raise CollectError(f"`{' '.join(argv)}` wrote more than {self.max_bytes:,} bytes")
+            raise CollectError(f"`{self.ran[-1]}` wrote more than {self.max_bytes:,} bytes")
         if check and proc.returncode != 0:
-            raise CollectError(f"`{' '.join(argv)}` exited with {proc.returncode}: {last_line(proc.stderr)}")
+            raise CollectError(f"`{self.ran[-1]}` exited with {proc.returncode}: {last_line(proc.stderr)}")
         return proc
 
     def to_file(self, argv: Sequence[str], path: Path, max_bytes: int) -> tuple[int, int, str]:
@@ -80,6 +82,11 @@ class Runner:
 
     def text(self, argv: Sequence[str]) -> str:
         return self.run(argv).stdout.decode("utf-8", errors="replace")
+
+
+def shown(argv: Sequence[str]) -> str:
+    """A command as a line to show: an argument of more than 200 characters (a script's source) by its size."""
+    return " ".join(a if len(a) <= 200 else f"<{len(a):,} characters>" for a in argv)
 
 
 def last_line(data: bytes) -> str:

@@ -1,10 +1,10 @@
-"""`collect slurm JOBID`: a bundle from a real Slurm: `scontrol show job` (else `sacct`), the output files, probes.
-
-`srun -l` output is split per task into logs/<host>/rank-<task>.log; per-task files (`--output=x-%j-%t.out`) too.
+"""`collect slurm JOBID`: a bundle from a real Slurm: `scontrol show job` (else `sacct`), the output files, probes,
+and py-spy stacks. `srun -l` output is split per task into logs/<host>/rank-<task>.log; per-task files too.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Sequence
@@ -14,7 +14,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from diagagent.telemetry.collect.runner import CollectError, Runner
+from diagagent.telemetry.collect import node_stacks
+from diagagent.telemetry.collect.runner import CollectError, Runner, last_line
+from diagagent.telemetry.collect.slurm_layout import (
+    Step,
+    distribute,
+    main_step,
+    parse_sacct_steps,
+    parse_scontrol_steps,
+)
 from diagagent.telemetry.collect.writer import BundleWriter, safe_name
 from diagagent.telemetry.live_probes import ProbeError, ProbeManifest, Transport, run_probe, save_run
 
@@ -40,9 +48,11 @@ class CollectResult(BaseModel):
     commands: list[str] = Field(default_factory=list)
 
 
-def parse_scontrol(text: str) -> list[dict[str, str]]:
-    """Each record of `scontrol show job -o` (one per line: an array task or a het component each)."""
-    return [{k: v.strip() for k, v in _PAIR.findall(line)} for line in text.splitlines() if "JobId=" in line]
+def parse_scontrol(text: str, key: str = "JobId") -> list[dict[str, str]]:
+    """Each record of `scontrol show job -o` (one per line: an array task or a het component each), or with
+    `key="StepId"` of `scontrol show step -o`."""
+    return [{k: v.strip() for k, v in _PAIR.findall(line)} for line in text.splitlines()
+            if re.match(rf"\s*{key}=", line)]
 
 
 def slurm_time(value: str | None) -> datetime | None:
@@ -81,17 +91,7 @@ def job_status(state: str, newest_output: float | None, quiet_for_s: float, now:
 
 def block_layout(hosts: Sequence[str], ntasks: int) -> dict[int, str]:
     """Task -> host under Slurm's default block distribution: as even as can be, the first nodes take the rest."""
-    if not hosts:
-        return {}
-    base, extra = divmod(max(ntasks, len(hosts)), len(hosts))
-    layout: dict[int, str] = {}
-    task = 0
-    for i, host in enumerate(hosts):
-        for _ in range(base + (1 if i < extra else 0)):
-            if task < ntasks:
-                layout[task] = host
-            task += 1
-    return layout
+    return distribute(hosts, ntasks, "Block") or {}
 
 
 def _task_files(directory: Path, job_id: str, known: set[Path]) -> list[tuple[Path, int | None]]:
@@ -115,9 +115,13 @@ def _task_files(directory: Path, job_id: str, known: set[Path]) -> list[tuple[Pa
 class SlurmCollector:
     """Reads one job through the Slurm client commands on PATH (with `SLURM_CONF` as the environment sets it)."""
 
-    def __init__(self, runner: Runner | None = None, quiet_for_s: float = 600.0) -> None:
+    def __init__(self, runner: Runner | None = None, quiet_for_s: float = 600.0, py_spy: str = "py-spy",
+                 python: str = "python3", stacks_timeout_s: float = 300.0) -> None:
         self.runner = runner or Runner()
         self.quiet_for_s = quiet_for_s
+        self.py_spy = py_spy  # as the job's nodes find it (on their PATH, or a path there)
+        self.python = python  # the nodes' Python, which runs node_stacks.py there
+        self.stacks_timeout_s = stacks_timeout_s
 
     def records(self, job_id: str) -> list[dict[str, str]]:
         """`scontrol show job -o`, else `sacct`; CollectError naming what both said when Slurm does not know it."""
@@ -147,7 +151,10 @@ class SlurmCollector:
         return [h for h in self.runner.text(["scontrol", "show", "hostnames", nodelist]).split() if h]
 
     def collect(self, job_id: str, dest: Path, *, probes: bool = False, probe_names: list[str] | None = None,
-                manifest: ProbeManifest | None = None, transport: str | None = None) -> CollectResult:
+                manifest: ProbeManifest | None = None, transport: str | None = None,
+                stacks: bool = False) -> CollectResult:
+        """Write the job's bundle into `dest`; with `probes` each node's health probes, with `stacks` (a running
+        job) a py-spy dump of each rank."""
         records = self.records(job_id)
         ids = [r.get("JobId", "") + (f"_{r['ArrayTaskId']}" if r.get("ArrayTaskId") else "") for r in records]
         if len(records) > 1 and all(r.get("ArrayTaskId") for r in records) and "_" not in job_id:
@@ -155,40 +162,39 @@ class SlurmCollector:
                                + ", ".join(r["ArrayJobId"] + "_" + r["ArrayTaskId"] for r in records[:20])
                                + (" ..." if len(records) > 20 else ""))
         with BundleWriter(dest) as writer:
-            result = self._write(job_id, records, ids, writer, probes, probe_names, manifest, transport)
+            result = self._write(job_id, records, ids, writer, probes, probe_names, manifest, transport, stacks)
         result.commands = list(self.runner.ran)
         return result
 
     def _write(self, job_id: str, records: list[dict[str, str]], ids: list[str], writer: BundleWriter,
                probes: bool, probe_names: list[str] | None, manifest: ProbeManifest | None,
-               transport: str | None) -> CollectResult:
+               transport: str | None, stacks: bool) -> CollectResult:
         first = records[0]
         if first.get("_from") == "sacct":
             writer.note("scontrol no longer knows the job; read from sacct (no output file paths: looked for "
                         f"slurm-{job_id}.out in its work dir)")
         if len(records) > 1:
             writer.note(f"heterogeneous job: {len(records)} components ({', '.join(ids)}), collected together")
-        host_of_task: dict[int, str] = {}
-        hosts: list[str] = []
-        offset = 0
-        for rec in records:
-            rec_hosts = self.hostnames(rec.get("NodeList", ""))
-            ntasks = _int(rec.get("NumTasks")) or len(rec_hosts)
-            for task, host in block_layout(rec_hosts, ntasks).items():
-                host_of_task[offset + task] = host
-            offset += ntasks
-            hosts += [h for h in rec_hosts if h not in hosts]
-        if len(hosts) > 1:
-            writer.note(f"task -> node taken as Slurm's block distribution over {len(hosts)} nodes "
-                        "(what srun does unless --distribution says otherwise)")
-        batch_host = first.get("BatchHost") or (hosts[0] if hosts else "batch")
         outputs = self._output_files(job_id, records)
         newest = max((p.stat().st_mtime for p, _ in outputs if p.exists()), default=None)
         status = job_status(first.get("JobState", ""), newest, self.quiet_for_s, time.time())
         if status == "hung":
-            writer.note(f"no output has moved for {(time.time() - (newest or 0)) / 60:.0f} min (more than "
+            quiet = time.time() - (newest or 0)
+            quiet_text = f"{quiet:.0f} s" if quiet < 120 else f"{quiet / 60:.0f} min"
+            writer.note(f"no output has moved for {quiet_text} (more than "
                         f"--quiet-for {self.quiet_for_s:g} s): collected as hung while Slurm says "
                         f"{first.get('JobState')}")
+        hosts, host_of_task, placed = self._placement(job_id, records, status)
+        if stacks:
+            seen = self._stacks(job_id, first, hosts, status, writer)
+            if seen and len(hosts) > 1:
+                host_of_task.update(seen)
+                placed = (f"task -> node read from `scontrol listpids` on each node while the job ran "
+                          f"({len(seen)} task(s))")
+        if len(hosts) > 1:
+            writer.note(placed)
+        batch_host = first.get("BatchHost") or (hosts[0] if hosts else "batch")
+        srun_said: dict[int, str] = {}
         for path, task in outputs:
             if not path.is_file():
                 writer.note(f"{path}: the job's output file is not readable from here (missing, or on a node's "
@@ -206,6 +212,7 @@ class SlurmCollector:
             counts = writer.split_tasks(path, host_of_task, batch_host, suffix=f"{err}.log")
             for task, host in counts["tasks"].items():
                 host_of_task.setdefault(task, host)
+            srun_said.update(counts["srun_errors"])
             if counts["labelled"]:
                 writer.note(f"{path.name}: {counts['labelled']:,} lines of {len(counts['tasks'])} task(s) split by their "
                             f"`srun -l` labels into logs/<host>/rank-<task>.log; {counts['unlabelled']:,} "
@@ -213,6 +220,7 @@ class SlurmCollector:
             if counts["unplaced"]:
                 writer.note(f"task(s) {', '.join(map(str, counts['unplaced'][:10]))} are not in the job's task "
                             f"layout; their lines were put under {batch_host}")
+        self._correct_by_srun(srun_said, host_of_task, hosts, writer)
         if not outputs:
             writer.note("no output file of the job was found")
         nodes: list[dict[str, Any]] = []
@@ -239,6 +247,143 @@ class SlurmCollector:
         writer.write_job(job)
         return CollectResult(source="slurm", job_id=job_id, path=str(writer.dest), status=status, hosts=hosts,
                              files=len(writer.files), notes=list(writer.notes))
+
+    # --- which node ran which task ----------------------------------------------------------------------------
+
+    def _placement(self, job_id: str, records: list[dict[str, str]],
+                   status: str) -> tuple[list[str], dict[int, str], str]:
+        """The job's nodes, task -> node, and how that was found (for the notes): from the training step's record
+        (`scontrol show step` while it runs, else sacct) where there is one, else assumed as srun's default."""
+        hosts: list[str] = []
+        host_of_task: dict[int, str] = {}
+        offset = 0
+        how = ""
+        for rec in records:  # a het job's components each run their own tasks, numbered on
+            rec_hosts = self.hostnames(rec.get("NodeList", ""))
+            hosts += [h for h in rec_hosts if h not in hosts]
+            ntasks = _int(rec.get("NumTasks")) or len(rec_hosts)
+            per_node = _int(rec.get("NtasksPerN:B:S:C", "").split(":")[0])
+            layout = None
+            if len(rec_hosts) > 1 and len(records) == 1:
+                layout, how = self._step_layout(job_id, status, per_node)
+            if layout is None:
+                counts = [per_node] * len(rec_hosts) if per_node else None
+                layout = distribute(rec_hosts, ntasks, "Block", counts) or {}
+                how = (f"task -> node ASSUMED: srun's default block distribution of {ntasks} task(s) over "
+                       f"{len(rec_hosts)} node(s), "
+                       + (f"{per_node} a node (NtasksPerN)" if per_node else "as evenly as the count allows")
+                       + (f" ({how})" if how else "")
+                       + "; srun's error lines in the output and --stacks (`scontrol listpids`) correct it")
+            host_of_task.update({offset + task: host for task, host in layout.items()})
+            offset += ntasks
+        if len(records) > 1:
+            how = "task -> node ASSUMED for a heterogeneous job: each component's tasks in block order, numbered on"
+        return hosts, host_of_task, how
+
+    def _step_layout(self, job_id: str, status: str, per_node: int) -> tuple[dict[int, str] | None, str]:
+        """Task -> node from the job's main step as Slurm recorded it, and how; (None, why not) without one."""
+        steps: list[Step] = []
+        said = ""
+        if status in ("running", "hung"):
+            proc = self.runner.run(["scontrol", "show", "step", "-o", job_id], check=False)
+            steps = parse_scontrol_steps(parse_scontrol(proc.stdout.decode("utf-8", errors="replace"), "StepId"))
+            said = "scontrol show step"
+        if main_step(steps) is None:
+            proc = self.runner.run(["sacct", "-j", job_id, "-n", "-P", "--format=JobID,NodeList,NTasks,Layout"],
+                                   check=False)
+            if proc.returncode == 0:
+                steps, said = parse_sacct_steps(proc.stdout.decode("utf-8", errors="replace")), "sacct"
+            else:
+                return None, f"no step record: sacct said {last_line(proc.stderr)!r}"
+        step = main_step(steps)
+        if step is None:
+            return None, f"{said} has no srun step of the job"
+        step_hosts = self.hostnames(step.nodelist)
+        counts = [per_node] * len(step_hosts) if per_node and per_node * len(step_hosts) >= step.ntasks else None
+        layout = distribute(step_hosts, step.ntasks, step.dist or "Block", counts)
+        if layout is None:
+            return None, f"step {step.step_id}'s distribution {step.dist} does not say which node ran which task"
+        return layout, (f"task -> node from step {step.step_id} as {said} recorded it: {step.ntasks} task(s) on "
+                        f"{len(step_hosts)} node(s), distribution {step.dist or 'Block (srun default)'}, "
+                        + (f"{per_node} a node (NtasksPerN)" if counts else
+                           "per-node counts not recorded: as evenly as the count allows"))
+
+    def _correct_by_srun(self, srun_said: dict[int, str], host_of_task: dict[int, str], hosts: list[str],
+                         writer: BundleWriter) -> None:
+        """srun's `srun: error: HOST: tasks N-M: ...` lines name each failed task's node: a fact, over the layout;
+        their logs are moved under it."""
+        moved: list[int] = []
+        for task, host in sorted(srun_said.items()):
+            if host not in hosts or host_of_task.get(task) == host:
+                continue
+            old = host_of_task.get(task)
+            host_of_task[task] = host
+            if old is not None and writer.move_logs(old, host, f"rank-{task}."):
+                moved.append(task)
+        if moved:
+            writer.note(f"srun's error lines put task(s) {', '.join(map(str, moved[:20]))} on another node than the "
+                        "layout said: their logs moved there")
+
+    # --- py-spy stacks -----------------------------------------------------------------------------------------
+
+    def _stacks(self, job_id: str, first: dict[str, str], hosts: list[str], status: str,
+                writer: BundleWriter) -> dict[int, str]:
+        """py-spy dumps of a running job's ranks: one `srun --overlap` step on its nodes runs node_stacks.py, which
+        finds the training processes (`scontrol listpids`) and dumps each into stacks/<host>/rank-<N>.txt. Returns
+        task -> node as the nodes' `scontrol listpids` told. What could not be dumped is said in the notes."""
+        if status not in ("running", "hung"):
+            writer.note(f"--stacks: the job is not running ({first.get('JobState', '?')}): py-spy needs its live "
+                        "processes; no stacks taken")
+            return {}
+        if not hosts:
+            writer.note("--stacks: the job has no nodes; no stacks taken")
+            return {}
+        base = job_id.split("_")[0].split("+")[0]
+        nodelist = first.get("NodeList") if len(hosts) > 1 and first.get("NodeList") else ",".join(hosts)
+        source = Path(node_stacks.__file__).read_text(encoding="utf-8")
+        argv = ["srun", "--overlap", f"--jobid={base}", f"--nodelist={nodelist}", f"--nodes={len(hosts)}",
+                f"--ntasks={len(hosts)}", "--ntasks-per-node=1", "--kill-on-bad-exit=0", self.python, "-c", source,
+                base, self.py_spy]
+        try:
+            proc = self.runner.run(argv, check=False, timeout_s=self.stacks_timeout_s)
+        except CollectError as exc:
+            writer.note(f"--stacks: {exc}; no stacks taken")
+            return {}
+        placement: dict[int, str] = {}
+        dumped_on: set[str] = set()
+        dumped, failed, odd = 0, [], 0
+        for line in proc.stdout.decode("utf-8", errors="replace").splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                odd += 1
+                continue
+            if not isinstance(item, dict) or not isinstance(item.get("host"), str):
+                odd += 1
+                continue
+            host = item["host"]
+            if isinstance(item.get("placement"), list):
+                placement.update({t: host for t in item["placement"] if isinstance(t, int)})
+            elif isinstance(item.get("note"), str):
+                writer.note(f"--stacks: {item['note']}")
+            elif isinstance(item.get("rank"), int) and isinstance(item.get("dump"), str):
+                writer.append_stack(host, item["rank"], item["dump"])
+                dumped += 1
+                dumped_on.add(host)
+            elif isinstance(item.get("rank"), int):
+                failed.append(f"rank {item['rank']} on {host}: {str(item.get('error'))[:300]}")
+        if proc.returncode != 0:
+            writer.note(f"--stacks: `srun --overlap --jobid={base} {self.python} -c <node_stacks.py>` exited "
+                        f"{proc.returncode}: {last_line(proc.stderr)}")
+        if failed:
+            writer.note(f"--stacks: {len(failed)} rank(s) not dumped: " + "; ".join(failed[:8])
+                        + (" ..." if len(failed) > 8 else ""))
+        if odd:
+            writer.note(f"--stacks: {odd} line(s) of the nodes' answer were not node_stacks.py's JSON; skipped")
+        if dumped:
+            writer.note(f"--stacks: py-spy dumps of {dumped} rank(s) on {len(dumped_on)} node(s) in "
+                        "stacks/<host>/rank-<N>.txt")
+        return placement
 
     def _output_files(self, job_id: str, records: list[dict[str, str]]) -> list[tuple[Path, int | None]]:
         """The job's StdOut and StdErr, and per-task files beside them (by name) that hold the job id."""

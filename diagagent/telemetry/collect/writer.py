@@ -16,6 +16,7 @@ from typing import IO, Any, Self
 import yaml
 
 from diagagent.telemetry.collect.runner import CollectError
+from diagagent.telemetry.collect.slurm_layout import srun_error_tasks
 
 # `srun -l` puts the task id before each line, right-aligned to the widest id: " 7: text", "12: text"
 SRUN_LABEL = re.compile(rb"^ *(\d{1,7}): ")
@@ -66,10 +67,10 @@ class BundleWriter:
     def split_tasks(self, src: Path, host_of_task: dict[int, str], default_host: str, suffix: str = ".log") -> dict:
         """Split an `srun -l` output file into `logs/<host>/rank-<task>.log` (label removed), streaming; lines
         without a label (the batch script's own, srun's errors) go to `logs/<default_host>/batch.log`.
-        Returns counts of labelled and unlabelled lines, `tasks` (task -> the host its lines went under), and
-        `unplaced` (tasks the layout did not know)."""
+        Returns counts of labelled and unlabelled lines, `tasks` (task -> the host its lines went under),
+        `unplaced` (tasks the layout did not know) and `srun_errors` (task -> the node srun's own error lines name)."""
         handles: OrderedDict[Path, IO[bytes]] = OrderedDict()
-        counts = {"labelled": 0, "unlabelled": 0, "tasks": {}, "unplaced": set()}
+        counts = {"labelled": 0, "unlabelled": 0, "tasks": {}, "unplaced": set(), "srun_errors": {}}
 
         def out(path: Path) -> IO[bytes]:
             f = handles.pop(path, None)
@@ -89,6 +90,8 @@ class BundleWriter:
                     m = SRUN_LABEL.match(raw)
                     if m is None:
                         counts["unlabelled"] += 1
+                        if raw.startswith(b"srun: error: ") and (said := srun_error_tasks(raw)):
+                            counts["srun_errors"].update(dict.fromkeys(said[1], said[0]))
                         out(self.root / "logs" / safe_name(default_host) / f"batch{suffix}").write(raw)
                         continue
                     task = int(m.group(1))
@@ -105,6 +108,30 @@ class BundleWriter:
             for f in handles.values():
                 f.close()
         return {**counts, "unplaced": sorted(counts["unplaced"])}
+
+    def move_logs(self, old_host: str, new_host: str, prefix: str) -> int:
+        """Move logs/<old_host>/<prefix>* to logs/<new_host>/ (a task's files, once its node is known); how many."""
+        src, dest = self.root / "logs" / safe_name(old_host), self.root / "logs" / safe_name(new_host)
+        moved = 0
+        for path in sorted(src.glob(f"{prefix}*")) if src.is_dir() else []:
+            dest.mkdir(parents=True, exist_ok=True)
+            path.rename(dest / path.name)
+            old_rel, new_rel = str(path.relative_to(self.root)), str((dest / path.name).relative_to(self.root))
+            self.files = [new_rel if f == old_rel else f for f in self.files]
+            moved += 1
+        if src.is_dir() and not any(src.iterdir()):
+            src.rmdir()
+        return moved
+
+    def append_stack(self, host: str, rank: int, dump: str) -> Path:
+        """A py-spy dump of one rank, appended to stacks/<host>/rank-<N>.txt (several dumps of a rank may follow
+        each other there, BUNDLE.md)."""
+        target = self.root / "stacks" / safe_name(host) / f"rank-{rank}.txt"
+        if not target.exists():
+            target = self._file("stacks", host, f"rank-{rank}.txt")
+        with target.open("a", encoding="utf-8") as f:
+            f.write(dump if dump.endswith("\n") else dump + "\n")
+        return target
 
     def write_probe_json(self, host: str, name: str, data: dict[str, Any]) -> Path:
         target = self._file("probes", host, f"{name}.json")
