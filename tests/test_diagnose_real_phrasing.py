@@ -164,3 +164,26 @@ def test_a_raising_frame_is_cited_with_the_source_line_python_prints_under_it(tm
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
     frame = next(e for e in d.evidence if e.line == 4)
     assert frame.end_line == 5
+
+
+def test_mpiruns_report_of_the_first_rank_to_die_names_rank_node_and_signal(tmp_path: Path) -> None:
+    lines = ["[cuda-24-0.local:08642] 3 more processes have sent help message help-mpi-btl-openib.txt / no active ports",
+             '[cuda-24-0.local:08642] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages',
+             "mpirun noticed that process rank 1 with PID 39 on node worker-1 exited on signal 9 (Killed)."]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    assert any("rank 1 on worker-1 was killed by SIGKILL" in n for n in d.notes)
+    assert _cited(d) == [3]  # Open MPI's note that it folded help messages is never the cause
+    assert d.fault == "process_killed_unknown"
+
+
+def test_a_save_said_before_a_timeout_outweighs_the_timeouts_sequence_number(tmp_path: Path) -> None:
+    # accelerate's save_state lines, then the watchdog's timeout of a barrier inside the save (dev:videox-fun-89's
+    # shape); a timeout alone at SeqNum 808 would say training
+    lines = ["12/02/2024 16:03:31 - INFO - accelerate.accelerator - Saving current state to output_dir/checkpoint-6928",
+             ("[rank0]:[E1202 16:33:31.475880828 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective "
+              "operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) "
+              "ran for 1800093 milliseconds before timing out.")]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    assert d.stage == "checkpoint"
+    alone = _diagnose(tmp_path / "alone", {"logs/node-0/stdout.log": lines[1] + "\n"})
+    assert alone.stage == "training"

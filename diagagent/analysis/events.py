@@ -23,6 +23,7 @@ from diagagent.analysis.logparse import (
     is_cascade,
     line_kind,
     split_header,
+    stage_of_collective,
     stage_of_frames,
     stage_of_words,
 )
@@ -250,6 +251,11 @@ def _stage_at(scan: LogScan, occ: Occurrence | None, tl: _Timeline) -> StageName
         if at_time:
             return max(at_time)[2]  # type: ignore[return-value]
     if occ is not None and own is not None and own.transitions:
+        if occ.stage == "init" and tl.last_iteration is None and all(line > occ.line for line, _, _ in own.transitions):
+            # init only as the file's stage before any marker: what was said around the failure decides first
+            # (accelerate's 'Saving current state to ...' before a timeout, DeepSpeed's save marker after it,
+            # dev:videox-fun-89)
+            return _stage_of_words_around(scan, occ) or occ.stage  # type: ignore[return-value]
         return occ.stage  # type: ignore[return-value]
     if tl.last_iteration is None:  # no iteration logged: init only when the words around the failure say so
         return _stage_of_words_around(scan, occ)
@@ -268,12 +274,17 @@ def _stage_of_words_around(scan: LogScan, occ: Occurrence | None) -> StageName |
     if own is not None:
         return own  # type: ignore[return-value]
     summary = next((f for f in scan.files if f.file == occ.file), None)
-    seen = [(o.line, stage_of_words(o.text)) for per_host in scan.first.values() for o in per_host.values()
-            if o.file == occ.file]
+    others = [o for per_host in scan.first.values() for o in per_host.values() if o.file == occ.file]
+    seen = [(o.line, stage_of_words(o.text)) for o in others]
     said = [(line, stage) for line, stage, _ in summary.word_stages] if summary is not None else []
     around = sorted((line > occ.line, abs(line - occ.line), stage)
                     for line, stage in seen + said if stage is not None and line != occ.line)
-    return around[0][2] if around else None  # type: ignore[return-value]
+    if around:
+        return around[0][2]  # type: ignore[return-value]
+    # no words anywhere: the sequence number of a watchdog timeout, its own or the nearest one's
+    timeouts = sorted((abs(o.line - occ.line), o.line, stage) for o in [occ, *others]
+                      if (stage := stage_of_collective(o.text)) is not None)
+    return timeouts[0][2] if timeouts else None  # type: ignore[return-value]
 
 
 # --- events: what kind of line each template is, and how strongly it indicates a failure -------------------------
@@ -420,14 +431,17 @@ def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool:
 # function the error code passed through ("transport.cu:153 NCCL WARN transport.cu:153 ->2 [Proxy thread error]",
 # dev:nccl-193; "INFO init.cc:422 -> 2"): where the error went, the WARN before it says what it was (templates mask
 # the numbers: "<*>:<*> -><*>"); and Open MPI's help text after "ORTE has lost communication with a remote daemon."
-# (dev:mpi-operator-152): why it may have happened, in general
+# (dev:mpi-operator-152): why it may have happened, in general; and Open MPI's note that it folded repeated help
+# messages ('Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages', dev:adeptrl-13)
 _ADVICE = re.compile(r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
                      r"CUDA_LAUNCH_BLOCKING|^Compile with .TORCH_USE_CUDA_DSA|^traceback\s*: To enable traceback see|"
                      r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run|"
                      r"To avoid data inconsistency, we are taking the entire process down|^\s*Last error:\s*$|"
                      r"(?:\.(?:cc|cu|cpp|h)|<\*>):(?:\d+|<\*>) ?-> ?(?:\d+\b|<\*>)|"
                      r"^This is usually due to either a failure of the TCP network|^connection to the node, or possibly an "
-                     r"internal failure of|^the daemon itself\. We cannot recover from this failure")
+                     r"internal failure of|^the daemon itself\. We cannot recover from this failure|"
+                     r"Set MCA parameter .orte_base_help_aggregate. to (?:0|<\*>) to see all help|"
+                     r"(?:\d+|<\*>) more process(?:es)? ha(?:s|ve) sent help message")
 
 
 # --- nodes: which node the failure began on -----------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import signal
 from dataclasses import dataclass
 from typing import Literal
 
@@ -375,7 +376,15 @@ _SETTING_UP = re.compile(r"^(?:__init__|__post_init__|_?setup\w*|configure_\w+|p
 # rollouts), dev:simplerl-reason-19 (torch.save's PytorchStreamWriter), and the documented output of torch.distributed
 # (init_process_group), transformers (Loading checkpoint shards, from_pretrained) and tqdm.
 _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
+    # what a process prints as it exits: PyTorch's warning that the process group was never destroyed
+    # (dev:ms-swift-5109 'destroy_process_group() was not called before program exit'; torch 2.4+'s 'process group
+    # has NOT been destroyed before we destruct ProcessGroupNCCL'), CPython's finalization
+    ("shutdown", re.compile(r"destroy_process_group\(\) was not called before program exit|"
+                            r"process group has NOT been destroyed before|\bPy_FinalizeEx\b")),
+    # (accelerate's Accelerator.save_state: 'Saving current state to output_dir/checkpoint-6928', 'Saving DeepSpeed
+    # Model and Optimizer', dev:videox-fun-89)
     ("checkpoint", re.compile(r"(?i)sav(?:e|ing)[_ ](?:the )?(?:model[_ ])?(?:checkpoint|ckpt|state|pretrained)|"
+                              r"Saving current state to|Saving DeepSpeed Model|"
                               r"save_checkpoint|torch\.save\b|checkpoint.{0,20}sav(?:e|ing)|write.{0,30}checkpoint|"
                               r"PytorchStreamWriter|save_pretrained|save_model\b")),
     # (pydantic's "1 validation error for DeepSpeedZeroConfig" is a config check, dev:deepspeed-6525; nccl-tests'
@@ -384,21 +393,18 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
     ("training", re.compile(r"(?i)\btrain(?:ing|er|_step|_batch|_loop)?\b|fit_loop|optimizer\.step|\bbackward\b|"
                             r"rollout|generate_sequences|log_probs?\b|compute_(?:log_prob|ref|values|advantage)|"
                             r"update_(?:actor|policy|critic|weights?)|sleep mode|wake up|\bepoch\b|\bppo\b|\bgrpo\b|"
-                            r"\bloss\b|tokens?/s|samples?/s|Skipping step|OVERFLOW!|autocast|"
-                            # ProcessGroupNCCL's timeout names the collective's sequence number: past the few of
-                            # setup, the job was training (dev:basicsr-737, WorkNCCL(SeqNum=808, OpType=ALLREDUCE))
-                            r"WorkNCCL\(SeqNum=\d{3,}")),
+                            r"\bloss\b|tokens?/s|samples?/s|Skipping step|OVERFLOW!|autocast")),
     ("init", re.compile(r"(?i)from_pretrained|load_state_dict|Loading checkpoint shards|init_process_group|"
                         r"initializ(?:e|ing)|\bimport\b|ModuleNotFoundError|ImportError|build(?:ing)?[_ ]model|"
                         r"rendezvous|TCPStore|\bsetup\b|Downloading|loading (?:the )?(?:model|weights|dataset)|"
-                        # NCCL's communicator setup (ncclCommInitRank ... Init COMPLETE, dev:deepspeed-2931), the
-                        # first collectives (WorkNCCL(SeqNum=1, dev:vllm-1846)), datasets being built
+                        # NCCL's communicator setup (ncclCommInitRank ... Init COMPLETE, dev:deepspeed-2931), datasets
+                        # being built
                         # (dev:open-sora-663 'Building dataset...')
                         r"ncclCommInitRank|Init COMPLETE|NCCL INFO Bootstrap|Connected all (?:rings|trees)|"
                         # NCCL_DEBUG's error trail names its source file: init.cc and bootstrap.cc are communicator
                         # setup ("INFO init.cc:422 -> 2", "bootstrap.cc:169 -> 2", dev:horovod-210)
                         r"\b(?:init|bootstrap)\.cc?u?:\d+|"
-                        r"WorkNCCL\(SeqNum=\d\b|Building (?:the )?(?:train(?:ing)? )?dataset|"
+                        r"Building (?:the )?(?:train(?:ing)? )?dataset|"
                         # HF datasets preparing the training data (dev:llamafactory-412)
                         r"load_dataset|_prepare_split|datasets/builder\.py")),
 ]
@@ -407,6 +413,18 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
 # a file path's words name where code lives, not what the job did ('/root/qwen3-grpo/.venv/...' in dev:verifiers-96's
 # ImportError, '/torchtitan/train.py' in an __init__ frame of dev:torchtitan-2184)
 _PATH = re.compile(r"""File "[^"]*"|(?:~|\.{1,2})?/[^\s"':,]+|\b[\w.-]+(?:/[\w.-]+)+\.(?:py|pyx|so|cc|cpp|cu|h)\b""")
+
+
+# ProcessGroupNCCL's timeout names the collective's sequence number: one of the first few is setup (dev:vllm-1846,
+# WorkNCCL(SeqNum=1, ...)), past them the job was training (dev:basicsr-737, WorkNCCL(SeqNum=808, OpType=ALLREDUCE));
+# a weaker clue than what the lines around it say (a save started before the timeout, dev:videox-fun-89)
+_COLLECTIVE_SEQ = re.compile(r"WorkNCCL\(SeqNum=(\d+)")
+
+
+def stage_of_collective(text: str) -> str | None:
+    """The stage a watchdog timeout's sequence number suggests, or None."""
+    m = _COLLECTIVE_SEQ.search(text)
+    return None if m is None else "init" if int(m.group(1)) < 10 else "training" if len(m.group(1)) >= 3 else None
 
 
 def stage_of_words(text: str) -> str | None:
@@ -454,6 +472,21 @@ class LauncherFailure:
         how = f"was killed by {self.signal}" if self.signal else (
             f"exited with code {self.exitcode}" if self.exitcode is not None else "failed")
         return f"{who} {how}"
+
+
+# Open MPI's one-line report of the first rank to die: "mpirun noticed that process rank 1 with PID 39 on node
+# mpi-test-2-mpijob-worker-1 exited on signal 9 (Killed)." (dev:mpi-operator-90, dev:lanegcn-2)
+_MPIRUN_FAILED = re.compile(r"noticed that process rank (\d+) with PID \d+ on node (\S+?)\.? exited on signal (\d+)")
+
+
+def mpirun_failure(message: str, line: int) -> LauncherFailure | None:
+    """The failed rank as mpirun's one-line report names it."""
+    m = _MPIRUN_FAILED.search(message)
+    if m is None:
+        return None
+    number = int(m.group(3))
+    name = signal.Signals(number).name if number in {s.value for s in signal.Signals} else f"signal {number}"
+    return LauncherFailure(line=line, host=m.group(2), rank=int(m.group(1)), signal=name)
 
 
 def read_launcher_field(failure: LauncherFailure, message: str) -> None:

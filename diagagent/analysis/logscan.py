@@ -28,6 +28,7 @@ from diagagent.analysis.logparse import (
     StragglerReport,
     frame_function,
     is_bad_number,
+    mpirun_failure,
     names_pattern,
     progress_layout,
     read_launcher_field,
@@ -800,6 +801,8 @@ class _FileReader:
         if b"Root Cause (first observed failure)" in raw:  # torch.distributed.elastic's failure summary
             self.root_cause_until = lineno + ROOT_CAUSE_BLOCK
             self.summary.launcher_failure = LauncherFailure(line=lineno)
+        elif b"noticed that process rank" in raw and self.summary.launcher_failure is None:  # mpirun's
+            self.summary.launcher_failure = mpirun_failure(_text(raw), lineno)
         marker = kind & K_MARKER_MASK
         if marker:
             self._marker(MARKERS[marker], raw, lineno)
