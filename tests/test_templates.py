@@ -293,3 +293,15 @@ def test_a_failed_verbs_call_is_the_ranks_own_error_not_the_cascade() -> None:
     line = "vm-133:52744:52787 [0] ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out"
     assert not is_cascade("Call to ibv_modify_qp failed with error Connection timed out")
     assert split_header(line).level == "error"
+
+
+def test_words_that_name_the_stage() -> None:
+    from diagagent.analysis.logparse import stage_of_collective, stage_of_words
+
+    assert stage_of_words("[rank4]: Warning: WARNING: destroy_process_group() was not called before program exit, "
+                          "which can leak resources.") == "shutdown"
+    assert stage_of_words("accelerate.accelerator - Saving current state to output_dir/checkpoint-6928") == "checkpoint"
+    assert stage_of_words("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE)") is None
+    assert stage_of_collective("WorkNCCL(SeqNum=808, OpType=ALLREDUCE)") == "training"
+    assert stage_of_collective("WorkNCCL(SeqNum=1, OpType=BROADCAST)") == "init"
+    assert stage_of_collective("WorkNCCL(SeqNum=42, OpType=ALLREDUCE)") is None
