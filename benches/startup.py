@@ -1,0 +1,95 @@
+"""Startup: how long `diagagent --help`, `show`, `logs` and `diagnose` on examples/job-42 take, against `python -c pass`.
+
+Each command runs as a fresh process (the installed `diagagent` script beside this interpreter, else `python -m
+diagagent`), offline (no DIAGAGENT_* from the caller's environment; a temporary DIAGAGENT_STATE_DIR), once to warm
+up (the schema cache is seeded then) and then --runs times; the median wall seconds and the ratio to the median of
+`python -c pass`, measured in the same run, are printed. The issue's target: `diagagent --help` under 0.2 s.
+
+    python benches/startup.py [--runs 7] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "job-42"
+QUICK = ("--help", "--version")  # cheap: run more often, the median settles only over many runs
+
+
+def diagagent() -> list[str]:
+    script = Path(sys.executable).with_name("diagagent")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "diagagent"]
+
+
+def commands() -> dict[str, list[str]]:
+    cli = diagagent()
+    return {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "diagagent --help": [*cli, "--help"],
+        "diagagent --version": [*cli, "--version"],
+        "diagagent show examples/job-42": [*cli, "show", str(EXAMPLE)],
+        "diagagent logs examples/job-42": [*cli, "logs", str(EXAMPLE)],
+        "diagagent diagnose examples/job-42": [*cli, "diagnose", str(EXAMPLE)],
+    }
+
+
+def offline_env(state_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DIAGAGENT_", "SLACK_", "OPENAI_"))}
+    env.update(DIAGAGENT_STATE_DIR=str(state_dir), COLUMNS="100", NO_COLOR="1")
+    return env
+
+
+def seconds(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.decode(errors='replace')[-2000:]}")
+    return took
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=7, help="timed runs per command (after one warm-up run)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    state = Path(tempfile.mkdtemp(prefix="diagagent-startup-"))
+    try:
+        env, cwd = offline_env(state), state  # cwd: no diagagent.toml or jobs/ of the caller's is picked up
+        cmds = commands()
+        for argv in cmds.values():
+            seconds(argv, env, cwd)  # warm-up: page cache, .pyc files, the schema cache's first seeding
+        times: dict[str, list[float]] = {name: [] for name in cmds}
+        for _ in range(args.runs):  # interleaved, so that a burst of load from elsewhere hits every command alike
+            for name, argv in cmds.items():
+                repeat = 3 if name == "python -c pass" or argv[-1] in QUICK else 1
+                times[name] += [seconds(argv, env, cwd) for _ in range(repeat)]
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    base = statistics.median(times["python -c pass"])
+    rows = {name: {"median_s": round(statistics.median(t), 4), "min_s": round(min(t), 4), "runs": len(t),
+                   "x_python": round(statistics.median(t) / base, 1)} for name, t in times.items()}
+    result = {"python": sys.version.split()[0], "cpus": os.cpu_count(),
+              "load_1min": round(os.getloadavg()[0], 2), "commands": rows,
+              "help_under_0_2_s": rows["diagagent --help"]["median_s"] < 0.2}
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"python {result['python']}, {result['cpus']} cpus, load {result['load_1min']} (1 min)")
+    print(f"{'command':<38} {'median s':>9} {'min s':>8} {'runs':>5} {'x python -c pass':>17}")
+    for name, r in rows.items():
+        print(f"{name:<38} {r['median_s']:>9.3f} {r['min_s']:>8.3f} {r['runs']:>5} {r['x_python']:>17.1f}")
+    print(f"diagagent --help under 0.2 s: {'yes' if result['help_under_0_2_s'] else 'no'}")
+
+
+if __name__ == "__main__":
+    main()
