@@ -60,7 +60,7 @@ def test_help_imports_no_settings_telemetry_or_heavy_stacks(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(("args", "unused"), [
-    (["show", str(EXAMPLE), "--json"], UI_AND_LLM + COLLECTORS + ("chromadb", "scipy", "drain3")),
+    (["show", str(EXAMPLE), "--json"], UI_AND_LLM + COLLECTORS + ("chromadb", "scipy", "drain3", "polars")),
     (["logs", str(EXAMPLE), "--json"], UI_AND_LLM + COLLECTORS + ("chromadb", "scipy", "polars", "pyarrow")),
     (["diagnose", str(EXAMPLE), "--json", "--no-submit"], UI_AND_LLM + COLLECTORS),
 ])
