@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from diagagent.analysis.logscan import scan_bundle
-from diagagent.apps.cmd_show import summarize
+from diagagent.apps.bundle_summary import summarize
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle, BundleError, Job, ReadIssue
 from diagagent.telemetry.limits import ReadBudget, ReadLimits

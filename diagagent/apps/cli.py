@@ -1,6 +1,6 @@
 """The `diagagent` command line (typer): one small module per command group, registered here explicitly.
 
-Heavy imports (chromadb, langchain, textual) happen inside the commands, so `--help` stays fast.
+Each imports only typer, rich and apps.common at the top, the rest inside its commands: `--help` stays fast.
 """
 
 from __future__ import annotations

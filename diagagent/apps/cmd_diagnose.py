@@ -28,10 +28,10 @@ from diagagent.apps.common import (
     print_json,
     settings,
 )
-from diagagent.diagnosis import Diagnosis
 
 if TYPE_CHECKING:
     from diagagent.actions import LedgerEntry
+    from diagagent.diagnosis import Diagnosis
 
 ANALYZER_LABELS = {"logs": "log templates and events (L4)", "health": "health probes", "stacks": "stack clusters",
                    "flows": "flow timeline (LLMPrism)", "schemata": "failure schemata"}

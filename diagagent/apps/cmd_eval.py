@@ -8,17 +8,22 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from diagagent.apps.common import console, fail, settings
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 AGENT_CHOICES = ("playbook", "llm", "none")
 AGENT_COLUMN = {"playbook": "diagagent", "llm": "diagagent-llm"}
 
 
 def _progress() -> Progress:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=console(stderr=True), transient=True)
 

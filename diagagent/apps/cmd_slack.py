@@ -7,12 +7,14 @@ SLACK_SIGNING_SECRET (never from the command line).
 from __future__ import annotations
 
 import logging
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
 from diagagent.apps.common import console, fail, settings
-from diagagent.config import Settings
+
+if TYPE_CHECKING:
+    from diagagent.config import Settings
 
 Mode = Literal["socket", "http"]
 

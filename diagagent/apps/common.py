@@ -1,6 +1,6 @@
 """What every CLI command shares: the console, the settings, and opening a PATH-or-JOB_ID with a clear error.
 
-Kept tiny so that `diagagent --help` imports nothing heavy.
+Kept tiny so that `diagagent --help` imports nothing heavy: pydantic, the settings and telemetry load when used.
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
-from pydantic import BaseModel
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from diagagent.config import Settings
-from diagagent.telemetry import Bundle, BundleError, UnknownJob
-
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from diagagent.actions import Actor
+    from diagagent.config import Settings
+    from diagagent.telemetry import Bundle
 
 
 def console(stderr: bool = False) -> Console:
@@ -69,6 +69,8 @@ def operator(as_user: str | None) -> Actor:
 
 
 def settings() -> Settings:
+    from diagagent.config import Settings
+
     try:
         return Settings.load()
     except ValueError as exc:
@@ -89,6 +91,7 @@ def open_bundle(target: str | Sequence[str], cfg: Settings | None = None, save: 
     """A bundle (dir or tarball), a JOB_ID/name from the job source (the jobs dir, or with
     DIAGAGENT_JOB_SOURCE=slurm|k8s collected on demand), or raw logs (files, a glob, a directory, an archive, `-`
     for stdin) built into one; exits with a clear message if none of these."""
+    from diagagent.telemetry import BundleError, UnknownJob
     from diagagent.telemetry.collect import CollectError
     from diagagent.telemetry.rawlogs import open_inputs
 
@@ -123,6 +126,8 @@ def fitted(out: Console, build: Callable[[frozenset[str]], Table], optional: Seq
 
 
 def print_json(data: BaseModel | dict | list) -> None:
+    from pydantic import BaseModel
+
     if isinstance(data, BaseModel):
         sys.stdout.write(data.model_dump_json(indent=2) + "\n")
     else:

@@ -530,7 +530,6 @@ def _normalize_flows(batch: pyarrow.RecordBatch, offset: int,  # noqa: F821
 
 def _to_float(col: pyarrow.Array) -> pyarrow.Array:  # noqa: F821
     """Numbers as float64; text parsed, and a cell that is not a number left empty."""
-    import polars as pl
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -540,6 +539,8 @@ def _to_float(col: pyarrow.Array) -> pyarrow.Array:  # noqa: F821
         pass
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
         return pa.nulls(len(col), pa.float64())
+    import polars as pl  # here, not above: only text with a cell Arrow cannot parse needs it
+
     return pl.from_arrow(col).str.strip_chars().cast(pl.Float64, strict=False).to_arrow()
 
 
