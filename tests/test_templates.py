@@ -291,8 +291,8 @@ def test_nccl_reports_its_own_errors_as_warn() -> None:
 
 def test_a_failed_verbs_call_is_the_ranks_own_error_not_the_cascade() -> None:
     line = "vm-133:52744:52787 [0] ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out"
-    assert not is_cascade("Call to ibv_modify_qp failed with error Connection timed out")
-    assert split_header(line).level == "error"
+    assert not is_cascade(line) and content_level(line) == "error"
+    assert is_cascade("NCCL WARN Net : Call to recv from 10.0.0.7<41468> failed : Connection timed out")
 
 
 def test_words_that_name_the_stage() -> None:

@@ -62,9 +62,7 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     (re.compile(r"\[(?:titan|megatron|deepspeed|nemo|c10d|torchtitan|Rank \d+|PG \d+[^\]]*)\]:?\s*", re.IGNORECASE), None),
 ]
 _FIRST_HEADER = 3  # _PREFIXES before this are launcher prefixes (rank, container, srun label), not headers
-# (a network plugin's lines put their source file first: 'vm-133:52744:52787 [0] ibvwrap.c:160 NCCL WARN ...',
-# dev:nccl-749)
-_NCCL_HEAD = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?:[\w./-]+:\d+ )?(?=NCCL\b)")
+_NCCL_HEAD = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?=NCCL\b)")
 _NCCL_LEVEL = re.compile(r"NCCL (INFO|WARN|ERROR|TRACE|ABORT)\b")
 _PROGRAM_LEVEL = re.compile(r"[\w./-]+: (error|warning|fatal|warn|info)\b", re.IGNORECASE)  # slurmstepd: error: ...
 
