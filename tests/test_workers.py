@@ -1,0 +1,97 @@
+"""The analyzers' file work in chunks, in worker processes and on a local Ray instance: the same findings and the
+same diagnosis as one reader in this process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagagent.analysis.logscan import scan_bundle
+from diagagent.analysis.workers import RayWorkers, Workers
+from diagagent.config import Settings
+from diagagent.diagnosis import Analyses, diagnose
+from diagagent.sim import simulate
+from diagagent.telemetry import Bundle
+from tests import test_logs_fixtures as fx
+
+
+@pytest.fixture(scope="module")
+def hang(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small incident with logs, flows, stacks and probes on 6 nodes."""
+    out = tmp_path_factory.mktemp("sim") / "hang"
+    simulate(out, "gpu_hang", 6, 3, gpus_per_node=2, minutes=8)
+    return out
+
+
+def _diagnosis(root: Path, state: Path, workers: Workers | None) -> tuple[dict, Analyses]:
+    settings = Settings.load(state_dir=state)
+    with Bundle.open(root) as bundle:
+        analyses = Analyses(bundle, settings)
+        if workers is not None:
+            analyses.workers = workers  # (cached_property: set before the first use)
+        d = diagnose(bundle, settings, analyses=analyses)
+        issues = [str(i) for i in bundle.issues]
+    return {"diagnosis": d.model_dump(mode="json"), "issues": issues}, analyses
+
+
+def test_chunks_read_in_processes_are_the_chunks_read_here(tmp_path: Path) -> None:
+    """The chunks depend on the bundle, not on where they are read: every template, count, first occurrence and
+    file summary is the same from two processes as from this one."""
+    root = fx.ecc_cascade(tmp_path / "ecc")
+    with Bundle.open(root) as b, Workers(1, min_bytes=0) as here:
+        one = scan_bundle(b, runner=here)
+        assert len(b.log_files) > 2
+    with Bundle.open(root) as b, Workers(2, min_bytes=0) as pool:
+        two = scan_bundle(b, runner=pool)
+        assert pool._pool is not None
+    assert one == two
+    assert one.templates and one.files
+
+
+def test_chunks_find_what_one_reader_finds(tmp_path: Path) -> None:
+    """Consecutive files per chunk, mined in the order one reader meets them, lines that name a stage kept at the
+    first of their shape in the bundle: everything is as one reader of the whole bundle finds it."""
+    root = fx.ecc_cascade(tmp_path / "ecc")
+    with Bundle.open(root) as b:
+        one = scan_bundle(b, workers=1)
+    with Bundle.open(root) as b, Workers(1, min_bytes=0) as here:
+        cut = scan_bundle(b, runner=here)
+    assert one == cut
+
+
+def test_every_analyzer_in_worker_processes_gives_the_same_diagnosis(hang: Path, tmp_path: Path) -> None:
+    alone, _ = _diagnosis(hang, tmp_path / "a", Workers(1))
+    with Workers(2, min_bytes=0) as pool:  # past any size: the probes, stacks and logs go to the processes
+        pooled, analyses = _diagnosis(hang, tmp_path / "b", pool)
+    assert set(analyses.timings) >= {"logs", "health", "stacks", "flows"}
+    assert pooled == alone
+    assert alone["diagnosis"]["fault"] == "gpu_hang"
+
+
+def test_a_small_bundle_starts_no_process(hang: Path) -> None:
+    pool = Workers(4)
+    with Bundle.open(hang) as b:
+        scan_bundle(b, runner=pool)
+    assert pool._pool is None
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'diagagent[ray]')")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_tasks_give_the_same_diagnosis(ray_local, hang: Path, tmp_path: Path) -> None:
+    local, _ = _diagnosis(hang, tmp_path / "a", None)
+    on_ray = RayWorkers("local")  # Ray is up in this process already: it is used as it is
+    remote, _ = _diagnosis(hang, tmp_path / "b", on_ray)
+    assert on_ray.count == 2 and on_ray.tasks == 1  # a small bundle: its logs in one chunk (the rest read here)
+    assert remote == local
+    cut = RayWorkers("local", min_bytes=0)  # past any size: chunks of consecutive files, as on a large bundle
+    remote_cut, _ = _diagnosis(hang, tmp_path / "c", cut)
+    local_cut, _ = _diagnosis(hang, tmp_path / "d", Workers(1, min_bytes=0))
+    assert cut.tasks > 3  # chunks of logs, probes and stacks
+    assert remote_cut == local_cut == local
