@@ -95,3 +95,29 @@ def test_ray_tasks_give_the_same_diagnosis(ray_local, hang: Path, tmp_path: Path
     local_cut, _ = _diagnosis(hang, tmp_path / "d", Workers(1, min_bytes=0))
     assert cut.tasks > 3  # chunks of logs, probes and stacks
     assert remote_cut == local_cut == local
+
+
+def test_flow_files_read_in_processes_give_the_same_findings(hang: Path, tmp_path: Path) -> None:
+    """The flows cut into several files (as per-host exports are): read in chunks by two processes, the same
+    findings as the one file read here."""
+    import shutil
+
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    from diagagent.analysis.flows import analyze_flows
+
+    root = tmp_path / "split"
+    shutil.copytree(hang, root)
+    (export,) = (root / "flows").iterdir()
+    table = pcsv.read_csv(export)
+    export.unlink()
+    step = -(-table.num_rows // 5)
+    for i in range(5):
+        pq.write_table(table.slice(i * step, step), root / "flows" / f"part-{i}.parquet")
+    with Bundle.open(hang) as b:
+        whole = analyze_flows(b).model_dump(mode="json")
+    with Bundle.open(root) as b, Workers(2, min_bytes=0) as pool:
+        cut = analyze_flows(b, workers=pool).model_dump(mode="json")
+        assert pool._pool is not None and b.issues == []
+    assert cut == whole and whole["has_flows"]

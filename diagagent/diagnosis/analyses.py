@@ -201,7 +201,7 @@ class Analyses:
     def _flows_fn(self) -> Analyzer[FlowFindings]:
         from diagagent.analysis.flows import analyze_flows
 
-        return lambda bundle, budget, _: analyze_flows(bundle, budget)
+        return lambda bundle, budget, _: analyze_flows(bundle, budget, self.workers)
 
     def _stacks_fn(self) -> Analyzer[StackFindings]:
         from diagagent.analysis.stacks import analyze_stacks
