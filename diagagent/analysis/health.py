@@ -206,8 +206,8 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
     return findings
 
 
-PARALLEL_PROBE_BYTES = 16 << 20  # probes past this many bytes are parsed in chunks, by several processes (they parse
-# at about 10 MB/s per core: past ~1.5 s of parsing, where a spawned worker costs well under a second)
+PARALLEL_PROBE_BYTES = 32 << 20  # probes past this many bytes are parsed in chunks, by several processes: they parse
+# at about 10 MB/s per core, and a pool's start (1-1.5 s) pays from about 15-30 MB on 2 cores (benches/pool_threshold.py)
 CHUNK_PROBE_BYTES = 4 << 20  # ... of about this many bytes of consecutive files (whole hosts) each
 
 

@@ -237,7 +237,8 @@ class _Collected:
     sig_index: dict[tuple[str, ...], int] = field(default_factory=dict)
 
 
-PARALLEL_STACK_BYTES = 16 << 20  # stack dumps past this many bytes are parsed in chunks, by several processes
+PARALLEL_STACK_BYTES = 32 << 20  # stack dumps past this many bytes are parsed in chunks, by several processes (as
+# the probes: a pool's start pays from some tens of MB)
 CHUNK_STACK_BYTES = 4 << 20  # ... of about this many bytes of consecutive files each
 
 
