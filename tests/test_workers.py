@@ -69,6 +69,19 @@ def test_every_analyzer_in_worker_processes_gives_the_same_diagnosis(hang: Path,
     assert alone["diagnosis"]["fault"] == "gpu_hang"
 
 
+def test_logs_in_a_process_of_their_own_give_the_same_diagnosis(hang: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Logs too few to cut into chunks but enough to pay for a process run whole beside the other analyzers."""
+    from diagagent.diagnosis import analyses as analyses_module
+
+    alone, _ = _diagnosis(hang, tmp_path / "a", Workers(1))
+    monkeypatch.setattr(analyses_module, "LOGS_BESIDE_BYTES", 0)
+    with Workers(2) as pool:
+        beside, analyses = _diagnosis(hang, tmp_path / "b", pool)
+        assert analyses._logs_beside()
+    assert beside == alone
+
+
 def test_a_small_bundle_starts_no_process(hang: Path) -> None:
     pool = Workers(4)
     with Bundle.open(hang) as b:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any, Self, TypeVar
 
 J = TypeVar("J")
@@ -54,6 +55,22 @@ class Workers:
         if len(jobs) <= 1 or self.count <= 1:
             return [fn(j) for j in jobs]
         return list(self._executor().map(fn, jobs))
+
+    @property
+    def local(self) -> bool:
+        """Processes on this machine (not Ray)."""
+        return True
+
+    def submit(self, fn: Callable[..., R], *args: Any) -> Future[R]:
+        """`fn(*args)` in one of the processes (in this one, done before it returns, when there is one worker)."""
+        if self.count <= 1:
+            done: Future[R] = Future()
+            try:
+                done.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - the caller gets it from the future
+                done.set_exception(exc)
+            return done
+        return self._executor().submit(fn, *args)
 
     def _executor(self) -> Any:
         with self._lock:
@@ -119,6 +136,10 @@ class RayWorkers(Workers):
         refs = [remote.remote(j) for j in jobs]
         self.tasks += len(refs)
         return list(ray.get(refs))
+
+    @property
+    def local(self) -> bool:
+        return False
 
     def close(self) -> None:
         """Leaves Ray running (a cluster outlives a diagnosis; a local instance ends with this process)."""

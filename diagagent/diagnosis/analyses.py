@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 ProgressSink = Callable[[dict[str, Any]], None]
 T = TypeVar("T")
 Analyzer = Callable[[Bundle, Budget, list[str]], T]  # (its view of the bundle, its time budget, notes it adds)
+LOGS_BESIDE_BYTES = 32 << 20  # logs past this run whole in a worker process beside the other analyzers (a pool's
+# start pays from about 35 MB of logs: benches/pool_threshold.py)
 ANALYZERS: dict[str, Literal["logs", "probes", "stacks", "flows"]] = {
     "logs": "logs", "health": "probes", "stacks": "stacks", "flows": "flows"}  # the playbook's order; their part
 NEW_CODE_WINDOW = timedelta(hours=24)  # a commit this close before the job started is "new code"
@@ -43,11 +45,60 @@ class _Outcome(Generic[T]):
     """What one analyzer run gave: its result (None when it failed), and what `_record` puts in the shared state."""
 
     result: T | None
-    error: Exception | None
+    error: Failure | None
     issues: list[ReadIssue]
     notes: list[str]
     budget: Budget
     seconds: float
+
+
+@dataclass(slots=True)
+class Failure:
+    """An analyzer's exception, as words (it may have been raised in another process)."""
+
+    kind: str  # the exception's class name
+    text: str
+    file: str | None  # the file it names (a BundleError)
+
+
+def compute(bundle: Bundle, settings: Settings, fn: Analyzer[T]) -> _Outcome[T]:
+    """Run one analyzer on `bundle` (a view: its read problems are kept apart, for `Analyses._record`)."""
+    budget = Budget(settings.analyzer_budget_s)
+    notes: list[str] = []
+    t0 = time.perf_counter()
+    try:
+        return _Outcome(fn(bundle, budget, notes), None, bundle.issues, notes, budget, time.perf_counter() - t0)
+    except MemoryError:
+        raise
+    except Exception as exc:  # one analyzer failing must not stop the diagnosis  # noqa: BLE001
+        failure = Failure(type(exc).__name__, str(exc), exc.file if isinstance(exc, BundleError) else None)
+        return _Outcome(None, failure, bundle.issues, notes, budget, time.perf_counter() - t0)
+
+
+def logs_analyzer(settings: Settings, runner: Workers | None) -> Analyzer[LogFindings]:
+    """The logs analyzer: the normal-event pool of past jobs (notes on what it lacks), then L4."""
+    def run(bundle: Bundle, budget: Budget, out: list[str]) -> LogFindings:
+        from diagagent.analysis.events import analyze_logs, normal_pool_for
+
+        pool, notes = normal_pool_for(bundle, settings.state_dir, settings.jobs_dir)
+        missing = [n.split(":")[0].removeprefix("history job ") for n in notes if n.startswith("history job ")]
+        if missing:
+            out.append(f"history job(s) {', '.join(missing)} not found under {settings.jobs_dir}: "
+                       "cross-job filtering used only the normal-event pool already learned"
+                       if pool is not None else f"history job(s) {', '.join(missing)} not found under "
+                       f"{settings.jobs_dir}: no cross-job filtering (`diagagent learn-normal PATH` "
+                       "adds successful jobs)")
+        out.extend(n for n in notes if not n.startswith("history job "))
+        return analyze_logs(bundle, pool, budget=budget, runner=runner)
+
+    return run
+
+
+def logs_in_this_process(bundle: Bundle, settings: Settings) -> _Outcome[LogFindings]:
+    """The whole logs analyzer in a worker process (beside the others without sharing their interpreter lock)."""
+    from diagagent.analysis.workers import Workers
+
+    return compute(bundle, settings, logs_analyzer(settings, Workers(1)))
 
 
 class EvidenceRegistry:
@@ -111,17 +162,7 @@ class Analyses:
         return workers_for(self.settings.workers, self.settings.ray_address)
 
     def _compute(self, fn: Analyzer[T]) -> _Outcome[T]:
-        """Run one analyzer on its own view of the bundle (its read problems kept apart, for `_record`)."""
-        view = self.bundle.view()
-        budget = Budget(self.settings.analyzer_budget_s)
-        notes: list[str] = []
-        t0 = time.perf_counter()
-        try:
-            return _Outcome(fn(view, budget, notes), None, view.issues, notes, budget, time.perf_counter() - t0)
-        except MemoryError:
-            raise
-        except Exception as exc:  # one analyzer failing must not stop the diagnosis  # noqa: BLE001
-            return _Outcome(None, exc, view.issues, notes, budget, time.perf_counter() - t0)
+        return compute(self.bundle.view(), self.settings, fn)
 
     def _run(self, name: str, fn: Analyzer[T]) -> T | None:
         started = self._started.pop(name, None)
@@ -136,9 +177,9 @@ class Analyses:
         self.notes.extend(outcome.notes)
         exc = outcome.error
         if exc is not None:
-            where = f" on {exc.file}" if isinstance(exc, BundleError) else ""
+            where = f" on {exc.file}" if exc.file is not None else ""
             self.incomplete.append(name)
-            self.notes.append(f"the {name} analyzer failed{where} ({type(exc).__name__}: {str(exc)[:300]}); "
+            self.notes.append(f"the {name} analyzer failed{where} ({exc.kind}: {exc.text[:300]}); "
                               "diagnosed without it, so with lower confidence")
         self.bundle.issues.extend(outcome.issues)
         self._note_issues(name, outcome.issues)
@@ -182,21 +223,7 @@ class Analyses:
         return self._run("health", self._health_fn()) if self.bundle.has("probes") else None
 
     def _logs_fn(self) -> Analyzer[LogFindings]:
-        def run(bundle: Bundle, budget: Budget, out: list[str]) -> LogFindings:
-            from diagagent.analysis.events import analyze_logs, normal_pool_for
-
-            pool, notes = normal_pool_for(bundle, self.settings.state_dir, self.settings.jobs_dir)
-            missing = [n.split(":")[0].removeprefix("history job ") for n in notes if n.startswith("history job ")]
-            if missing:
-                out.append(f"history job(s) {', '.join(missing)} not found under {self.settings.jobs_dir}: "
-                           "cross-job filtering used only the normal-event pool already learned"
-                           if pool is not None else f"history job(s) {', '.join(missing)} not found under "
-                           f"{self.settings.jobs_dir}: no cross-job filtering (`diagagent learn-normal PATH` "
-                           "adds successful jobs)")
-            out.extend(n for n in notes if not n.startswith("history job "))
-            return analyze_logs(bundle, pool, budget=budget, runner=self.workers)
-
-        return run
+        return logs_analyzer(self.settings, self.workers)
 
     def _flows_fn(self) -> Analyzer[FlowFindings]:
         from diagagent.analysis.flows import analyze_flows
@@ -272,6 +299,10 @@ class Analyses:
             self._emit({"type": "analyzer_start", "name": name})
             self._started[name] = Future()
 
+        if lanes[0] and self._logs_beside():  # the logs whole in a worker process, not in a thread of this one
+            self._started["logs"] = self.workers.submit(logs_in_this_process, self.bundle.view(), self.settings)
+            lanes[0] = []
+
         def lane_run(names: list[str]) -> None:
             for name in names:
                 future = self._started[name]
@@ -283,6 +314,16 @@ class Analyses:
         for lane in lanes:
             if lane:
                 threading.Thread(target=lane_run, args=(lane,), name=f"analyzer-{lane[0]}", daemon=True).start()
+
+    def _logs_beside(self) -> bool:
+        """Whether the logs are worth a worker process of their own: enough of them to pay for starting one, but too
+        few to be cut into chunks (then the chunks go to the workers and the merge is all that runs here)."""
+        from diagagent.analysis.logscan import PARALLEL_BYTES, log_bytes
+
+        if not self.workers.local or self.workers.count <= 1:
+            return False
+        size = log_bytes(self.bundle)
+        return LOGS_BESIDE_BYTES <= size < PARALLEL_BYTES
 
     def _analyzer(self, name: str) -> Analyzer[Any]:
         """The function the property `name` runs (for `_start`)."""
