@@ -4,8 +4,9 @@ Simulates one job (default 32 nodes x 8 GPUs, an uncorrectable ECC error, uncomp
 every rank log that prints progress with copies of its own healthy progress block (inserted before its first
 progress line, so the job's real progress still ends it) and runs `analyze_logs` in a child process: once with the
 local pool (one process per core), once with `DIAGAGENT_RAY_ADDRESS=local` semantics (a Ray instance started in
-the child). Reports seconds, MB/s per core, the peak RSS of the parent and of the largest worker, and whether
-both gave the same findings. The padded bundle is deleted after each size.
+the child). Reports seconds, MB/s per core used (a bundle under PARALLEL_BYTES is one chunk: one core), CPU seconds
+of the driver and of the pool's workers, the peak RSS of the driver and of the largest worker, and whether both
+gave the same findings. The padded bundle is deleted after each size.
 
     python benches/logs_scaling.py --sizes 0.25 0.5 1 2 4 --json
 """
@@ -72,8 +73,15 @@ def child(bundle: str, mode: str) -> None:
         ray.shutdown()
     runner.close()
     cores = runner.count
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     answer = [(e.id, e.role, e.count) for e in f.events[:20]] + [n.host for n in f.nodes[:5]]
-    print(json.dumps({"seconds": round(seconds, 2), "cores": cores, "startup_s": round(startup, 2),
+    from diagagent.analysis.logscan import CHUNK_BYTES, PARALLEL_BYTES, log_bytes
+
+    with Bundle.open(bundle) as b:
+        chunks = Workers().chunks(log_bytes(b), len(b.log_files), PARALLEL_BYTES, CHUNK_BYTES)
+    print(json.dumps({"seconds": round(seconds, 2), "cores": min(cores, chunks), "startup_s": round(startup, 2),
+                      "chunks": chunks, "driver_cpu_s": round(own.ru_utime + own.ru_stime, 1),
+                      "workers_cpu_s": round(kids.ru_utime + kids.ru_stime, 1),
                       "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                       "worker_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
                       "answer": answer}))
@@ -110,6 +118,8 @@ def main() -> None:
             for mode in args.modes:
                 r = run(bundle, mode)
                 row[mode] = {"seconds": r["seconds"], "cores": r["cores"], "startup_s": r["startup_s"],
+                             "chunks": r["chunks"], "driver_cpu_s": r["driver_cpu_s"],
+                             "workers_cpu_s": r["workers_cpu_s"],
                              "mb_per_s_per_core": round(real_gb * 1e3 / r["seconds"] / r["cores"], 1),
                              "peak_rss_mb": r["peak_rss_mb"], "worker_peak_rss_mb": r["worker_peak_rss_mb"]}
                 row.setdefault("answers", []).append(r["answer"])

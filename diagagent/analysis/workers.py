@@ -1,7 +1,5 @@
-"""Where the analyzers' file work runs: in this process, in a pool of processes sized to the machine, or as Ray tasks.
-
-Each analyzer cuts its files into chunks (consecutive files, whole hosts), maps a plain function over them here, and
-merges the chunks' compact summaries in chunk order, so the answer is the same wherever the chunks ran.
+"""Where the analyzers' file work runs: in this process, a pool of processes sized to the machine, or Ray tasks.
+The chunks (consecutive files) depend on the bundle only and merge in order, so where they ran never changes answers.
 """
 
 from __future__ import annotations
