@@ -3,12 +3,15 @@ same diagnosis as one reader in this process."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from diagagent.analysis.logscan import scan_bundle
-from diagagent.analysis.workers import RayWorkers, Workers
+from diagagent.analysis.workers import Workers
 from diagagent.config import Settings
 from diagagent.diagnosis import Analyses, diagnose
 from diagagent.sim import simulate
@@ -89,25 +92,35 @@ def test_a_small_bundle_starts_no_process(hang: Path) -> None:
     assert pool._pool is None
 
 
-@pytest.fixture(scope="module")
-def ray_local():
-    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'diagagent[ray]')")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield ray
-    ray.shutdown()
+RAY_RUN = """
+import json, sys
+from pathlib import Path
+import ray
+from diagagent.analysis.workers import RayWorkers
+from tests.test_workers import _diagnosis
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+bundle, state = Path(sys.argv[1]), Path(sys.argv[2])
+small, cut = RayWorkers("local"), RayWorkers("local", min_bytes=0)  # Ray is up: used as it is
+out = {"small": _diagnosis(bundle, state / "small", small)[0], "cut": _diagnosis(bundle, state / "cut", cut)[0],
+       "cpus": small.count, "small_tasks": small.tasks, "cut_tasks": cut.tasks}
+ray.shutdown()
+print(json.dumps(out))
+"""
 
 
-def test_ray_tasks_give_the_same_diagnosis(ray_local, hang: Path, tmp_path: Path) -> None:
-    local, _ = _diagnosis(hang, tmp_path / "a", None)
-    on_ray = RayWorkers("local")  # Ray is up in this process already: it is used as it is
-    remote, _ = _diagnosis(hang, tmp_path / "b", on_ray)
-    assert on_ray.count == 2 and on_ray.tasks == 1  # a small bundle: its logs in one chunk (the rest read here)
-    assert remote == local
-    cut = RayWorkers("local", min_bytes=0)  # past any size: chunks of consecutive files, as on a large bundle
-    remote_cut, _ = _diagnosis(hang, tmp_path / "c", cut)
-    local_cut, _ = _diagnosis(hang, tmp_path / "d", Workers(1, min_bytes=0))
-    assert cut.tasks > 3  # chunks of logs, probes and stacks
-    assert remote_cut == local_cut == local
+def test_ray_tasks_give_the_same_diagnosis(hang: Path, tmp_path: Path) -> None:
+    """A local Ray instance (in a process of its own: Ray takes over signal handlers) reads the chunks as tasks."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'diagagent[ray]')")
+    local, _ = _diagnosis(hang, tmp_path / "local", None)
+    cut_here, _ = _diagnosis(hang, tmp_path / "cut", Workers(1, min_bytes=0))
+    run = subprocess.run([sys.executable, "-c", RAY_RUN, str(hang), str(tmp_path / "ray")], check=False,
+                         capture_output=True, text=True, timeout=600, cwd=Path(__file__).resolve().parent.parent)
+    assert run.returncode == 0, run.stderr[-3000:]
+    on_ray = json.loads(run.stdout.strip().splitlines()[-1])
+    assert on_ray["cpus"] == 2 and on_ray["small_tasks"] == 1  # a small bundle: its logs in one chunk
+    assert on_ray["cut_tasks"] > 3  # past any size: chunks of logs, probes and stacks, as on a large bundle
+    assert on_ray["small"] == local
+    assert on_ray["cut"] == cut_here == local
 
 
 def test_flow_files_read_in_processes_give_the_same_findings(hang: Path, tmp_path: Path) -> None:

@@ -294,6 +294,7 @@ class Analyses:
         from concurrent.futures import Future
 
         fns = {name: self._analyzer(name) for name in order}
+        _ = self.workers  # made here, before the threads that use it
         lanes = [[n for n in order if n in lane] for lane in (("logs",), ("health", "stacks"), ("flows",))]
         for name in order:
             self._emit({"type": "analyzer_start", "name": name})
@@ -303,9 +304,8 @@ class Analyses:
             self._started["logs"] = self.workers.submit(logs_in_this_process, self.bundle.view(), self.settings)
             lanes[0] = []
 
-        def lane_run(names: list[str]) -> None:
-            for name in names:
-                future = self._started[name]
+        def lane_run(futures: list[tuple[str, Future]]) -> None:
+            for name, future in futures:  # (taken here: `_run` pops them from `_started` as it records them)
                 try:
                     future.set_result(self._compute(fns[name]))
                 except BaseException as exc:  # noqa: BLE001 - a MemoryError: raised where the outcome is taken
@@ -313,7 +313,8 @@ class Analyses:
 
         for lane in lanes:
             if lane:
-                threading.Thread(target=lane_run, args=(lane,), name=f"analyzer-{lane[0]}", daemon=True).start()
+                futures = [(name, self._started[name]) for name in lane]
+                threading.Thread(target=lane_run, args=(futures,), name=f"analyzer-{lane[0]}", daemon=True).start()
 
     def _logs_beside(self) -> bool:
         """Whether the logs are worth a worker process of their own: enough of them to pay for starting one, but too
