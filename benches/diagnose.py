@@ -32,9 +32,11 @@ def child(bundle: str, state_dir: str) -> None:
         d = diagnose(b, settings, analyses=analyses)
         truth = b.truth
     seconds = time.perf_counter() - t0
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime  # (worker processes included)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     children_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"seconds": round(seconds, 2), "peak_rss_mb": round(max(peak_mb, children_mb), 1),
+    print(json.dumps({"seconds": round(seconds, 2), "cpu_s": round(cpu_s, 1), "peak_rss_mb": round(max(peak_mb, children_mb), 1),
                       "analyzers_s": {k: round(v, 2) for k, v in analyses.timings.items()},
                       "fault": d.fault, "faulty_nodes": d.faulty_hosts[:3],
                       "correct": bool(truth and d.fault == truth.fault

@@ -81,6 +81,14 @@ class Settings(BaseSettings):
         300.0, ge=0, description="Wall-clock seconds each analyzer may spend reading its files; past it, it reads no "
                                  "more and the diagnosis notes what was left unread. None: no limit.")
 
+    workers: int | None = Field(
+        None, ge=1, description="Processes for the analyzers' file work (logs, probes, stacks) on a large bundle; "
+                                "None: one per core. Small bundles are read in this process whatever it says.")
+    ray_address: str | None = Field(
+        None, description="Run the per-host file work as Ray tasks on this cluster (`ray://head:10001`, `auto`, "
+                          "`head:6379`), or `local` to start Ray on this machine; every Ray node must see the "
+                          "bundle at the same path. Needs `pip install 'diagagent[ray]'`. None: no Ray.")
+
     approvers: list[str] = Field(default_factory=list, description="Who may approve actions (user ids).")
     admins: list[str] = Field(default_factory=list,
                               description="Operators who may act as another user (--as); audited as 'X acting as Y'.")

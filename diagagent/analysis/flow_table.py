@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from diagagent.analysis.flow_structure import components
 from diagagent.analysis.guard import Budget
+from diagagent.analysis.workers import Workers
 from diagagent.telemetry import Bundle, ReadIssue
 from diagagent.telemetry.readers import iter_flow_batches
 
@@ -55,11 +56,11 @@ def _job_addresses(bundle: Bundle) -> dict[str, str]:
     return out
 
 
-def _batches(bundle: Bundle, issues: list[ReadIssue],
-             budget: Budget | None = None) -> Iterator[tuple[str, pyarrow.RecordBatch]]:  # noqa: F821
-    """(file, batch) over every flow file; stops early (and says where in `budget`) once the budget is spent."""
-    files = bundle.flow_files
-    first = True
+def _batches(bundle: Bundle, issues: list[ReadIssue], budget: Budget | None = None, files: list[str] | None = None,
+             first: bool = True) -> Iterator[tuple[str, pyarrow.RecordBatch]]:  # noqa: F821
+    """(file, batch) over every flow file (or `files`); stops early (and says where in `budget`) once the budget is
+    spent, after the first batch (when `first`: these are the bundle's first files)."""
+    files = bundle.flow_files if files is None else files
     for i, rel in enumerate(files):
         for n, batch in enumerate(iter_flow_batches(bundle.root / rel, rel, issues)):
             if not first and budget is not None and budget.spent():
@@ -114,29 +115,56 @@ def _infer_addresses(bundle: Bundle) -> tuple[dict[str, str], str]:
     )
 
 
-def read_job_flows(bundle: Bundle, budget: Budget | None = None) -> FlowTable:
-    """Stream every flow batch once, keep this job's flows (compactly), count the rest. Read problems and
-    records skipped as malformed go to `bundle.issues`, per file."""
+PARALLEL_FLOW_BYTES = 64 << 20  # flow files past this many bytes are read in chunks, by several processes
+CHUNK_FLOW_BYTES = 16 << 20  # ... of about this many bytes of whole files each
+
+
+@dataclass
+class _FlowRead:
+    """This job's flows in some files, and what was counted there."""
+
+    chunks: list[pl.DataFrame]
+    counts: FlowCounts
+    lo: float
+    hi: float
+    malformed: Counter[str]
+    issues: list[ReadIssue]
+    stopped: tuple[str, int] | None = None  # the deadline passed: where reading stopped, files left unread
+
+
+@dataclass
+class _FlowJob:
+    bundle: Bundle  # a view: its own issues
+    files: list[str]
+    addresses: dict[str, str]
+    hosts: list[str]
+    deadline: float | None  # epoch seconds: no batch is started after it (but the bundle's first)
+    first: bool
+
+
+def _read_flow_files(job: _FlowJob) -> _FlowRead:
+    """Read one chunk of flow files: keep this job's flows (compactly), count the rest."""
+    import time
+
+    budget = Budget(None if job.deadline is None else max(0.0, job.deadline - time.time()))
+    read = _read_flows(job.bundle, job.files, job.addresses, job.hosts, budget, first=job.first)
+    if budget.hit:
+        read.stopped = (budget.stopped_at or "", budget.unread)
+    return read
+
+
+def _read_flows(bundle: Bundle, files: list[str], addresses: dict[str, str], hosts: list[str],
+                budget: Budget | None, first: bool = True) -> _FlowRead:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    addresses = _job_addresses(bundle)
-    recognition = f"flows whose two ends are among the {len(addresses)} node IPs in job.yaml"
-    if not addresses and bundle.flow_files:
-        addresses, recognition = _infer_addresses(bundle)
-    hosts = sorted(
-        set(addresses.values()),
-        key=lambda h: (bundle.job.hosts.index(h) if h in bundle.job.hosts else len(bundle.job.hosts), h),
-    )
     host_index = {h: i for i, h in enumerate(hosts)}
     ip_list = list(addresses)
     ip_values = pa.array(ip_list, type=pa.string())
     ip_to_host_index = np.array([host_index[addresses[ip]] for ip in ip_list] + [-1], dtype=np.int32)
-    counts = FlowCounts()
-    chunks: list[pl.DataFrame] = []
-    lo, hi = np.inf, -np.inf
-    malformed: Counter[str] = Counter()
-    for rel, batch in _batches(bundle, bundle.issues, budget):
+    out = _FlowRead([], FlowCounts(), np.inf, -np.inf, Counter(), bundle.issues)
+    counts = out.counts
+    for rel, batch in _batches(bundle, bundle.issues, budget, files, first):
         n = batch.num_rows
         if not n:
             continue
@@ -147,9 +175,9 @@ def read_job_flows(bundle: Bundle, budget: Budget | None = None) -> FlowTable:
         with np.errstate(invalid="ignore"):
             usable = (np.abs(start) < MAX_EPOCH_S) & (np.abs(end) < MAX_EPOCH_S) & (end >= start) & \
                 (nbytes >= 0) & (nbytes < MAX_FLOW_BYTES)
-        malformed[rel] += int(n - usable.sum())
+        out.malformed[rel] += int(n - usable.sum())
         if usable.any():
-            lo, hi = min(lo, float(start[usable].min())), max(hi, float(end[usable].max()))
+            out.lo, out.hi = min(out.lo, float(start[usable].min())), max(out.hi, float(end[usable].max()))
         src = ip_to_host_index[
             pc.fill_null(
                 pc.index_in(pc.utf8_trim_whitespace(batch.column("src_ip")), value_set=ip_values), -1
@@ -166,11 +194,61 @@ def read_job_flows(bundle: Bundle, budget: Budget | None = None) -> FlowTable:
         counts.job += int(job.sum())
         counts.external += int((ours ^ theirs).sum())
         counts.foreign += int((usable & (src < 0) & (dst < 0)).sum())
-        chunks.append(
+        out.chunks.append(
             pl.DataFrame(
                 {"start": start[job], "end": end[job], "src": src[job], "dst": dst[job], "bytes": nbytes[job]}
             )
         )
+    return out
+
+
+def _read_all_flows(bundle: Bundle, addresses: dict[str, str], hosts: list[str], budget: Budget | None,
+                    workers: Workers | None) -> _FlowRead:
+    """Every flow file, in this process or (many bytes) in chunks of whole files by `workers`, merged in order."""
+    files = bundle.flow_files
+    size = sum(_size(bundle, rel) for rel in files) if workers is not None else 0
+    parts = workers.chunks(size, len(files), PARALLEL_FLOW_BYTES, CHUNK_FLOW_BYTES) if workers is not None else 1
+    if parts <= 1:
+        return _read_flows(bundle, files, addresses, hosts, budget)
+    step = -(-len(files) // parts)
+    deadline = budget.deadline() if budget is not None else None
+    jobs = [_FlowJob(bundle.view(), files[i:i + step], addresses, hosts, deadline, i == 0)
+            for i in range(0, len(files), step)]
+    whole = _FlowRead([], FlowCounts(), np.inf, -np.inf, Counter(), bundle.issues)
+    for k, read in enumerate(workers.map(_read_flow_files, jobs)):  # type: ignore[union-attr]
+        bundle.issues.extend(read.issues)
+        whole.chunks.extend(read.chunks)
+        for name in ("total", "job", "external", "foreign"):
+            setattr(whole.counts, name, getattr(whole.counts, name) + getattr(read.counts, name))
+        whole.lo, whole.hi = min(whole.lo, read.lo), max(whole.hi, read.hi)
+        whole.malformed.update(read.malformed)
+        if read.stopped is not None:
+            if budget is not None:
+                budget.stop(read.stopped[0], read.stopped[1] + max(0, len(files) - (k + 1) * step))
+            break
+    return whole
+
+
+def _size(bundle: Bundle, rel: str) -> int:
+    try:
+        return (bundle.root / rel).stat().st_size
+    except OSError:
+        return 0
+
+
+def read_job_flows(bundle: Bundle, budget: Budget | None = None, workers: Workers | None = None) -> FlowTable:
+    """Stream every flow batch once, keep this job's flows (compactly), count the rest. Read problems and
+    records skipped as malformed go to `bundle.issues`, per file. Many bytes of flows are read by `workers`."""
+    addresses = _job_addresses(bundle)
+    recognition = f"flows whose two ends are among the {len(addresses)} node IPs in job.yaml"
+    if not addresses and bundle.flow_files:
+        addresses, recognition = _infer_addresses(bundle)
+    hosts = sorted(
+        set(addresses.values()),
+        key=lambda h: (bundle.job.hosts.index(h) if h in bundle.job.hosts else len(bundle.job.hosts), h),
+    )
+    read = _read_all_flows(bundle, addresses, hosts, budget, workers)
+    counts, chunks, lo, hi, malformed = read.counts, read.chunks, read.lo, read.hi, read.malformed
     for rel, n in malformed.items():
         if n:
             counts.malformed += n

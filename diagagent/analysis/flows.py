@@ -27,6 +27,7 @@ from diagagent.analysis.flow_structure import (
 from diagagent.analysis.flow_table import FlowCounts, FlowTable, read_job_flows
 from diagagent.analysis.flow_timeline import Bursts, NodeTimeline, find_bursts, node_timeline
 from diagagent.analysis.guard import Budget, odd_ranks
+from diagagent.analysis.workers import Workers
 from diagagent.telemetry import Bundle
 
 SuspectSource = Literal["straggler", "slow_link", "silence", "slowdown"]
@@ -173,15 +174,16 @@ class FlowFindings(BaseModel):
 # --- analysis -----------------------------------------------------------------------------------------------
 
 
-def analyze_flows(bundle: Bundle, budget: Budget | None = None) -> FlowFindings:
-    """Everything the flows say about the job. A bundle without flows gets findings that say so."""
+def analyze_flows(bundle: Bundle, budget: Budget | None = None, workers: Workers | None = None) -> FlowFindings:
+    """Everything the flows say about the job (many flow files are read by `workers`). A bundle without flows gets
+    findings that say so."""
     job_id = bundle.job.job_id
     if not bundle.flow_files:
         return FlowFindings(
             job_id=job_id, has_flows=False, note="no flows in this bundle", summary="no flows in this bundle"
         )
     seen = len(bundle.issues)
-    table = read_job_flows(bundle, budget)
+    table = read_job_flows(bundle, budget, workers)
     problems = [str(i) for i in bundle.issues[seen:]][:10]
     if table.frame.is_empty():
         note = f"no flows between this job's nodes among {table.counts.total} records" + (

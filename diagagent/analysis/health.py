@@ -7,7 +7,11 @@ file that cannot be read is skipped and named (in `bundle.issues`); the other fi
 
 from __future__ import annotations
 
+import os
+import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from statistics import median
 from typing import Literal
 
@@ -28,8 +32,10 @@ from diagagent.analysis.probes import (
     parse_nvidia_smi,
     parse_perfquery,
 )
+from diagagent.analysis.workers import Workers
 from diagagent.analysis.xid import Severity, XidCatalog, load_xid_catalog
 from diagagent.telemetry import Bundle, FileError, PartFile, ReadIssue, file_errors
+from diagagent.telemetry.readers import read_text
 
 Verdict = Literal["healthy", "degraded", "faulty"]
 ProbeKind = Literal["nvidia-smi", "dcgm-diag", "dmesg", "ibstat", "ib-counters", "nccl-tests", "json"]
@@ -115,8 +121,10 @@ def probe_kind(part: PartFile, head: str) -> ProbeKind | None:
     return None
 
 
-def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Budget | None = None) -> HealthFindings:
-    """Parse every probe file, compare each node with its peers, and give each probed node a verdict."""
+def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Budget | None = None,
+                   workers: Workers | None = None) -> HealthFindings:
+    """Parse every probe file (in `workers` when there are many), compare each node with its peers, and give each
+    probed node a verdict."""
     if not bundle.probe_files:
         return HealthFindings(present=False, note="This bundle has no probes/ (nvidia-smi, dcgmi diag, dmesg, ibstat, "
                                                   "perfquery, nccl-tests); `diagagent probe HOST --save` collects them.")
@@ -130,33 +138,29 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
     counters: dict[str, list[PortCounter]] = {}
     files_of: dict[tuple[str, str], str] = {}
     files = bundle.probe_files
-    for i, part in enumerate(files):
-        if i and budget is not None and budget.spent():
-            budget.stop(part.file, len(files) - i)
+    for i, read in enumerate(_read_probes(bundle, files, catalog, budget, workers)):
+        if read is None:  # the time budget ran out before this file
+            budget.stop(files[i].file, len(files) - i)  # type: ignore[union-attr]
             break
+        part, kind, parsed = read.part, read.kind, read.parsed
         host = part.host
         if host is None:
             findings.skipped += 1
             findings.problems.append(f"{part.file}: not under probes/<host>/, so no node to give it to; skipped")
             continue
         findings.files += 1
-        try:
-            with file_errors(part.file, "probe output"):
-                text = bundle.read_text(part.file, limit=32 << 20)
-                kind = probe_kind(part, text[:4096])
-                parsed = _parse(kind, text, part, catalog) if kind is not None else None
-        except FileError as exc:
-            issue = ReadIssue.of(exc)
-            bundle.issues.append(issue)
+        bundle.issues.extend(read.issues)
+        if read.error is not None:
+            bundle.issues.append(read.error)
             findings.skipped += 1
-            findings.problems.append(str(issue))
+            findings.problems.append(str(read.error))
             continue  # an unreadable probe says nothing about its node: the node is not counted as probed by it
         probes[host].append(part.file)
         if kind is None:
             findings.skipped += 1
             findings.problems.append(f"{part.file}: not the output of a probe diagagent knows; skipped")
             continue
-        if kind in ("ibstat", "ib-counters") and not parsed and text.strip():
+        if kind in ("ibstat", "ib-counters") and not parsed and not read.blank:
             issue = ReadIssue(file=part.file, problem=f"no {kind} output in it (expected "
                                                       f"{_SHAPE[kind]}); file skipped")
             bundle.issues.append(issue)
@@ -202,6 +206,100 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
                      f"{counts['healthy']} healthy" +
                      (f"; {len(findings.unprobed_hosts)} node(s) without probes" if findings.unprobed_hosts else ""))
     return findings
+
+
+PARALLEL_PROBE_BYTES = 32 << 20  # probes past this many bytes are parsed in chunks, by several processes: they parse
+# at about 10 MB/s per core, and a pool's start (1-1.5 s) pays from about 15-30 MB on 2 cores (benches/pool_threshold.py)
+PROBE_BYTES = 32 << 20  # a probe file is read up to this many bytes
+CHUNK_PROBE_BYTES = 4 << 20  # ... of about this many bytes of consecutive files (whole hosts) each
+
+
+@dataclass(slots=True)
+class _ProbeRead:
+    """One probe file, read and parsed (in whichever process): what the verdicts need, not its text."""
+
+    part: PartFile
+    kind: ProbeKind | None = None
+    parsed: Reading | list[IbPort] | list[PortCounter] | None = None
+    error: ReadIssue | None = None  # the file could not be read or parsed
+    blank: bool = False  # it holds nothing but white space
+    issues: list[ReadIssue] = field(default_factory=list)  # read problems met on the way, in order
+
+
+@dataclass(slots=True)
+class _ProbeJob:
+    bundle: Bundle  # a view: its own issues and share of the read budget
+    files: list[PartFile]
+    catalog: XidCatalog
+    deadline: float | None  # epoch seconds: no file is started after it (but the first)
+    first: bool  # this chunk holds the bundle's first probe file (read whatever the budget)
+
+
+def _read_probe_files(job: _ProbeJob) -> list[_ProbeRead | None]:
+    """Read and parse one chunk of probe files (None for each file left unread at the deadline)."""
+    out: list[_ProbeRead | None] = []
+    for i, part in enumerate(job.files):
+        if (i or not job.first) and job.deadline is not None and time.time() > job.deadline:
+            return out + [None] * (len(job.files) - i)
+        out.append(_read_probe(job.bundle, part, job.catalog))
+    return out
+
+
+def _read_probe(bundle: Bundle, part: PartFile, catalog: XidCatalog) -> _ProbeRead:
+    read = _ProbeRead(part)
+    if part.host is None:
+        return read
+    seen = len(bundle.issues)
+    try:
+        with file_errors(part.file, "probe output"):
+            text = _read_listed(bundle, part.file)
+            read.kind = probe_kind(part, text[:4096])
+            read.parsed = _parse(read.kind, text, part, catalog) if read.kind is not None else None
+            read.blank = not text.strip()
+    except FileError as exc:
+        read.error, read.kind, read.parsed = ReadIssue.of(exc), None, None
+    read.issues = bundle.issues[seen:]
+    return read
+
+
+def _read_probes(bundle: Bundle, files: list[PartFile], catalog: XidCatalog, budget: Budget | None,
+                 workers: Workers | None) -> Iterator[_ProbeRead | None]:
+    """Every probe file read and parsed, in order: in this process, or in chunks of consecutive files (whole hosts)
+    by `workers` when there are enough bytes to pay for the processes."""
+    deadline = budget.deadline() if budget is not None else None
+    size = sum(_size(bundle, p) for p in files) if workers is not None else 0
+    parts = workers.chunks(size, len(files), PARALLEL_PROBE_BYTES, CHUNK_PROBE_BYTES) if workers is not None else 1
+    if parts <= 1:
+        for i, part in enumerate(files):
+            if i and budget is not None and budget.spent():
+                yield None
+                return
+            view = bundle.view()
+            yield _read_probe(view, part, catalog)
+        return
+    step = -(-len(files) // parts)
+    chunks = [files[i:i + step] for i in range(0, len(files), step)]
+    shares = bundle.budget.share(len(chunks))
+    jobs = [_ProbeJob(bundle.view(share), chunk, catalog, deadline, k == 0)
+            for k, (chunk, share) in enumerate(zip(chunks, shares))]
+    for reads in workers.map(_read_probe_files, jobs):  # type: ignore[union-attr]
+        yield from reads
+
+
+def _read_listed(bundle: Bundle, rel: str) -> str:
+    """A listed probe file's text. The listing never enters linked folders, so a file that is not itself a link is
+    inside the bundle and skips `Bundle.read_text`'s full path resolution (a third of the reading at 6,000 files)."""
+    path = bundle.root / rel
+    if os.path.islink(path):
+        return bundle.read_text(rel, limit=PROBE_BYTES)
+    return read_text(path, rel, bundle.issues, min(PROBE_BYTES, bundle.limits.file_bytes), bundle.budget)
+
+
+def _size(bundle: Bundle, part: PartFile) -> int:
+    try:
+        return (bundle.root / part.file).stat().st_size
+    except OSError:
+        return 0
 
 
 def _parse(kind: ProbeKind, text: str, part: PartFile, catalog: XidCatalog) -> Reading | list[IbPort] | list[PortCounter]:

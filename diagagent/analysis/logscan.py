@@ -6,14 +6,12 @@ Memory stays flat in the size of the logs: files are read in blocks, and only co
 
 from __future__ import annotations
 
+import hashlib
 import math
-import multiprocessing
-import os
 import re
 import statistics
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,8 +59,10 @@ from diagagent.analysis.templates import (
     SHAPE_TABLE,
     LineShaper,
     TemplateMiner,
+    shape_of,
     template_id,
 )
+from diagagent.analysis.workers import Workers
 from diagagent.analysis.wrapping import MAX_WIDTH, MIN_WIDTH, Wrapping, carry_from, unwrap, wrapping_of
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle, LogFile, ReadIssue, parse_timestamp
@@ -72,7 +72,10 @@ from diagagent.telemetry.readers import LineBlock, LineChunks
 BLOCK_BYTES = 1 << 22
 MAX_LINE_BYTES = 1 << 20
 CITE_CHARS = 2000  # a cited line's text is kept up to this many characters
-PARALLEL_BYTES = 256 << 20  # bundles with more log bytes than this are read by several processes
+PARALLEL_BYTES = 256 << 20  # bundles with more log bytes than this are read in chunks, by several processes: a pool's
+# start (1-1.5 s) pays from 35 MB of small simulated files (11 MB/s per core) to ~250 MB of progress lines (80 MB/s per
+# core) on 2 cores (benches/pool_threshold.py); a faster scan moves it up
+CHUNK_BYTES = 32 << 20  # ... of about this many bytes of consecutive files each (whatever reads them)
 NEAR_LINES = 32  # a line that prints no time takes the time of a line at most this far before it
 # kind bits that need a look in the hot loop (a line whose words only say warning needs none: it is only kept at its
 # last line, below)
@@ -166,6 +169,7 @@ class FileSummary:
     # lines whose words name a stage (stage_of_words), at the first line of each shape: the words around a cause
     # when its template folded them away ("INFO bootstrap.cu:169 -> 2" under "INFO <*>:<*> -> <*>")
     word_stages: list[tuple[int, Stage, str]] = field(default_factory=list)  # (line, stage, text)
+    word_shapes: list[bytes] = field(default_factory=list)  # each word stage's line shape (a digest), for the merge
     thread_dumps: list[ThreadDump] = field(default_factory=list)  # stack dumps' threads, in order
     # a traceback the file ends in before its exception (a cut paste, a process killed while printing): its innermost
     # frame (line, text) and its functions, outermost first
@@ -743,6 +747,7 @@ class _FileReader:
             stage = stage_of_words(text)
             if stage is not None:
                 stages.append((lineno, stage, text))  # type: ignore[arg-type]
+                self.summary.word_shapes.append(_shape_digest(raw))
 
     def _first_in_file(self, mid: int, raw: bytes, lineno: int, scan: HostScan) -> None:
         """A message's first line in this file: the host's first occurrence if it is new there; for a warning or
@@ -1013,40 +1018,70 @@ def _earlier(a: Occurrence, b: Occurrence) -> bool:
     return (a.file, a.line) < (b.file, b.line)
 
 
+def _shape_digest(raw: bytes) -> bytes:
+    return hashlib.blake2b(shape_of(raw), digest_size=8).digest()
+
+
+def _first_word_stages(files: list[FileSummary]) -> None:
+    """Keep each file's word stages only at the first line of their shape in the whole bundle (files in name order),
+    as one reader keeps them; a chunk's reader kept them at the first line of their shape in its chunk."""
+    seen: set[bytes] = set()
+    for f in files:
+        kept = [(stage, shape) for stage, shape in zip(f.word_stages, f.word_shapes) if shape not in seen]
+        seen.update(f.word_shapes)
+        if len(kept) < len(f.word_stages):
+            f.word_stages, f.word_shapes = [k[0] for k in kept], [k[1] for k in kept]
+
+
 def _split(files: list[LogFile], root: Path, parts: int) -> list[list[LogFile]]:
-    """Files dealt to `parts` workers, largest first, each to the least loaded (by bytes)."""
-    sized = sorted(((root / f.file).stat().st_size, i, f) for i, f in enumerate(files))
-    loads = [[0, []] for _ in range(parts)]
-    for size, _, f in reversed(sized):
-        target = min(loads, key=lambda load: load[0])
-        target[0] += size
-        target[1].append(f)
-    return [sorted(load[1], key=lambda f: f.file) for load in loads if load[1]]
+    """The files in name order, cut into up to `parts` runs of consecutive files of about equal bytes (so a host's
+    files stay together, and the runs read one after another see every message in the order one reader would)."""
+    ordered = sorted(files, key=lambda f: f.file)
+    if parts <= 1 or len(ordered) <= 1:  # (also: no files, no chunk)
+        return [ordered] if ordered else []
+    sizes = [(root / f.file).stat().st_size for f in ordered]
+    target, most = sum(sizes) / parts, -(-len(ordered) // parts)  # a run ends at its share of the bytes or files
+    runs: list[list[LogFile]] = [[]]
+    done = 0
+    for f, size in zip(ordered, sizes):
+        runs[-1].append(f)
+        done += size
+        if (done >= target or len(runs[-1]) >= most) and len(runs) < parts:
+            runs.append([])
+            done = 0
+    return [run for run in runs if run]
+
+
+def log_bytes(bundle: Bundle) -> int:
+    return sum((bundle.root / f.file).stat().st_size for f in bundle.log_files)
 
 
 def default_workers(bundle: Bundle) -> int:
-    total = sum((bundle.root / f.file).stat().st_size for f in bundle.log_files)
-    return max(1, min(os.cpu_count() or 1, 4)) if total > PARALLEL_BYTES else 1
+    """Processes for this bundle's logs: one per core past PARALLEL_BYTES, else one."""
+    return Workers().count if log_bytes(bundle) > PARALLEL_BYTES else 1
 
 
 def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner | None = None,
-                deadline: float | None = None) -> LogScan:
-    """Read every log file once (in `workers` processes; default: one, or all cores for a large bundle), then mine
-    the distinct messages into templates and merge the counts by template. No file is started after `deadline`
-    (epoch seconds)."""
+                deadline: float | None = None, runner: Workers | None = None) -> LogScan:
+    """Read every log file once, in chunks of consecutive files (by `runner`: in this process, a process pool or
+    Ray; default: `workers` local processes, or one per core for a bundle past PARALLEL_BYTES), then mine the
+    distinct messages into templates in the order one reader would meet them and merge the counts by template: the
+    same scan however the files were cut. No file is started after `deadline` (epoch seconds)."""
     job = bundle.job
-    workers = default_workers(bundle) if workers is None else max(1, workers)
+    own = runner is None
+    runner = runner or Workers(default_workers(bundle) if workers is None else max(1, workers))
     names = [n.host for n in job.nodes] + [n.ip for n in job.nodes if n.ip]
     local = {h: rs for h, rs in job.host_to_ranks.items()}
-    chunks = _split(bundle.log_files, bundle.root, workers) if bundle.log_files else []
+    parts_wanted = runner.chunks(log_bytes(bundle), len(bundle.log_files), PARALLEL_BYTES, CHUNK_BYTES)
+    chunks = _split(bundle.log_files, bundle.root, parts_wanted)
     shares = bundle.new_budget().share(len(chunks))
     jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share, deadline)
             for chunk, share in zip(chunks, shares)]
-    if len(jobs) <= 1:
-        parts = [scan_files(j) for j in jobs]
-    else:
-        with ProcessPoolExecutor(max_workers=len(jobs), mp_context=multiprocessing.get_context("spawn")) as pool:
-            parts = list(pool.map(scan_files, jobs))
+    try:
+        parts = runner.map(scan_files, jobs)
+    finally:
+        if own:
+            runner.close()
     bundle.issues.extend(i for p in parts for i in p.read_issues)
     return merge_parts(parts, miner or TemplateMiner(), [h for h in job.hosts])
 
@@ -1110,6 +1145,8 @@ def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str
                 if tid is not None and (known is None or _earlier(known, occ)):
                     last[tid][host] = occ
     files = sorted((f for part in parts for f in part.files), key=lambda f: f.file)
+    if len(parts) > 1:
+        _first_word_stages(files)
     last_line = {f.file: f.last_iteration_line for f in files}
     for per_host in first.values():
         for occ in per_host.values():

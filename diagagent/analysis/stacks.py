@@ -11,6 +11,7 @@ import hashlib
 import math
 import os
 import re
+import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -20,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from diagagent.analysis.guard import Budget, odd_ranks
 from diagagent.analysis.pyspy import EXPECTED, Frame, parse_dump
+from diagagent.analysis.workers import Workers
 from diagagent.telemetry import Bundle, FileError, Job, PartFile, ReadIssue, file_errors
 from diagagent.telemetry.readers import read_text
 
@@ -235,29 +237,114 @@ class _Collected:
     sig_index: dict[tuple[str, ...], int] = field(default_factory=dict)
 
 
-def _collect(bundle: Bundle, with_lines: bool, budget: Budget | None = None) -> _Collected:
-    """Every stack file's dumps as samples. A file that cannot be read, or that holds text but no usable dump, is
-    skipped and named in `bundle.issues`; reading stops early (and says so in `budget`) when the budget is spent."""
+PARALLEL_STACK_BYTES = 32 << 20  # stack dumps past this many bytes are parsed in chunks, by several processes (as
+# the probes: a pool's start pays from some tens of MB)
+CHUNK_STACK_BYTES = 4 << 20  # ... of about this many bytes of consecutive files each
+
+
+@dataclass(slots=True)
+class _StackJob:
+    bundle: Bundle  # a view: its own issues
+    files: list[PartFile]
+    with_lines: bool
+    deadline: float | None  # epoch seconds: no file is started after it (but the bundle's first)
+    first: bool
+
+
+def _collect_files(job: _StackJob) -> tuple[_Collected, int | None, list[ReadIssue]]:
+    """One chunk of stack files as samples (signatures numbered within the chunk), the index of its first file left
+    unread at the deadline (None: all read), and the read problems met, in order."""
     col = _Collected()
-    files = bundle.stack_files
-    for i, part in enumerate(files):
-        if i and budget is not None and budget.spent():
-            budget.stop(part.file, len(files) - i)
-            break
-        col.files += 1
-        try:
-            with file_errors(part.file, EXPECTED):
-                text = _read_member(bundle, part.file)
-                samples, first_problem = _collect_file(bundle, part, text, col, with_lines)
-        except FileError as exc:
-            _unusable(bundle, col, part, ReadIssue.of(exc))
-            continue
-        if not samples and text.strip():
-            why = first_problem or "no thread with frames"
-            _unusable(bundle, col, part, ReadIssue(file=part.file, problem=f"no usable py-spy dump ({why}); "
-                                                                           f"expected {EXPECTED}; file skipped"))
-        col.samples.extend(samples)
+    for i, part in enumerate(job.files):
+        if (i or not job.first) and job.deadline is not None and time.time() > job.deadline:
+            return _portable(col), i, job.bundle.issues
+        _collect_one(job.bundle, part, col, job.with_lines)
+    return _portable(col), None, job.bundle.issues
+
+
+def _portable(col: _Collected) -> _Collected:
+    """The chunk without its parse caches (they are only for speed, and large)."""
+    col.line_cache, col.norm_cache, col.sig_index = {}, {}, {}
     return col
+
+
+def _collect(bundle: Bundle, with_lines: bool, budget: Budget | None = None,
+             workers: Workers | None = None) -> _Collected:
+    """Every stack file's dumps as samples. A file that cannot be read, or that holds text but no usable dump, is
+    skipped and named in `bundle.issues`; reading stops early (and says so in `budget`) when the budget is spent.
+    Many files are parsed by `workers` in chunks of consecutive files, merged in order."""
+    files = bundle.stack_files
+    size = sum(_size(bundle, p) for p in files) if workers is not None else 0
+    parts = workers.chunks(size, len(files), PARALLEL_STACK_BYTES, CHUNK_STACK_BYTES) if workers is not None else 1
+    if parts <= 1:
+        col = _Collected()
+        for i, part in enumerate(files):
+            if i and budget is not None and budget.spent():
+                budget.stop(part.file, len(files) - i)
+                break
+            _collect_one(bundle, part, col, with_lines)
+        return col
+    step = -(-len(files) // parts)
+    chunks = [files[i:i + step] for i in range(0, len(files), step)]
+    deadline = budget.deadline() if budget is not None else None
+    jobs = [_StackJob(bundle.view(), chunk, with_lines, deadline, k == 0) for k, chunk in enumerate(chunks)]
+    col = _Collected()
+    for k, (part_col, unread, issues) in enumerate(workers.map(_collect_files, jobs)):  # type: ignore[union-attr]
+        bundle.issues.extend(issues)
+        _merge(col, part_col)
+        if unread is not None:
+            at = k * step + unread
+            if budget is not None:
+                budget.stop(files[at].file, len(files) - at)
+            break
+    return col
+
+
+def _merge(into: _Collected, col: _Collected) -> None:
+    """Add one chunk's samples after those before it, numbering its signatures as one reader would have."""
+    index = []
+    for sig, python_sig, frames in zip(col.signatures, col.python_sigs, col.frames):
+        idx = into.sig_index.get(sig)
+        if idx is None:
+            idx = into.sig_index[sig] = len(into.signatures)
+            into.signatures.append(sig)
+            into.python_sigs.append(python_sig)
+            into.frames.append(frames)
+        index.append(idx)
+    for sample in col.samples:
+        sample.sig = index[sample.sig]
+    into.samples.extend(col.samples)
+    into.files += col.files
+    into.dumps += col.dumps
+    into.skipped += col.skipped
+    into.skipped_dumps += col.skipped_dumps
+    into.subprocess_dumps += col.subprocess_dumps
+    into.unusable_files += col.unusable_files
+    into.problems.extend(col.problems[: max(0, 10 - len(into.problems))])
+    into.unknown_ranks |= col.unknown_ranks
+
+
+def _size(bundle: Bundle, part: PartFile) -> int:
+    try:
+        return (bundle.root / part.file).stat().st_size
+    except OSError:
+        return 0
+
+
+def _collect_one(bundle: Bundle, part: PartFile, col: _Collected, with_lines: bool) -> None:
+    col.files += 1
+    try:
+        with file_errors(part.file, EXPECTED):
+            text = _read_member(bundle, part.file)
+            samples, first_problem = _collect_file(bundle, part, text, col, with_lines)
+    except FileError as exc:
+        _unusable(bundle, col, part, ReadIssue.of(exc))
+        return
+    if not samples and text.strip():
+        why = first_problem or "no thread with frames"
+        _unusable(bundle, col, part, ReadIssue(file=part.file, problem=f"no usable py-spy dump ({why}); "
+                                                                       f"expected {EXPECTED}; file skipped"))
+    col.samples.extend(samples)
 
 
 def _unusable(bundle: Bundle, col: _Collected, part: PartFile, issue: ReadIssue) -> None:
@@ -446,14 +533,14 @@ def _pick(tallies: dict[GroupKey, _GroupTally], by: Literal["outliers", "z"]) ->
 
 
 def analyze_stacks(bundle: Bundle, with_lines: bool = False, similarity: float = 0.9,
-                   budget: Budget | None = None) -> StackFindings:
+                   budget: Budget | None = None, workers: Workers | None = None) -> StackFindings:
     """Cluster every rank's main-thread stack; the dominant cluster per pipeline stage is healthy; the parallel
     group holding the most outliers (across dump rounds: the most often flagged) is the eviction set."""
     if not bundle.stack_files:
         return StackFindings(present=False, note="This bundle has no stacks/ (py-spy dumps); stack aggregation "
                                                  "needs `py-spy dump` of every rank taken while the job hung or slowed.")
     job = bundle.job
-    col = _collect(bundle, with_lines, budget)
+    col = _collect(bundle, with_lines, budget, workers)
     findings = StackFindings(present=True, files=col.files, dumps=col.dumps, skipped=col.skipped,
                              skipped_dumps=col.skipped_dumps, subprocess_dumps=col.subprocess_dumps,
                              problems=col.problems, unusable_files=col.unusable_files,

@@ -108,6 +108,11 @@ def render(d: Diagnosis, entries: Sequence[LedgerEntry | None] = ()) -> Group:
     return Group(*parts)
 
 
+RAY_HELP = ("Read the logs, probes and stacks as Ray tasks on this cluster (ray://head:10001, auto, head:6379), or "
+            "'local' to start Ray here; the nodes must see the bundle at the same path (DIAGAGENT_RAY_ADDRESS). "
+            "Needs pip install 'diagagent[ray]'.")
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def diagnose(
@@ -118,6 +123,7 @@ def register(app: typer.Typer) -> None:
         llm: bool = typer.Option(False, "--llm", help="Use the configured LLM (DIAGAGENT_LLM_BASE_URL)."),
         submit: bool = typer.Option(True, "--submit/--no-submit", help="Record proposals in the Ledger as pending."),
         report: Path | None = typer.Option(None, "--report", help="Also write a report (.html or .md)."),
+        ray: str | None = typer.Option(None, "--ray", metavar="ADDRESS", help=RAY_HELP),
     ) -> None:
         """Diagnose an incident: root cause, faulty nodes, cited evidence, and actions pending approval."""
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -125,6 +131,8 @@ def register(app: typer.Typer) -> None:
         from diagagent.agent import Session
 
         cfg = settings()
+        if ray:
+            cfg = cfg.model_copy(update={"ray_address": ray})
         if report is not None:
             from diagagent.apps.report import UnsupportedReportFormat, report_format
 

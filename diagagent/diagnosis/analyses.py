@@ -6,11 +6,13 @@ fact has the same id (e1, e2, ...) wherever it is shown.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from diagagent.analysis.guard import Budget
 from diagagent.config import Settings
@@ -22,14 +24,81 @@ if TYPE_CHECKING:
     from diagagent.analysis.flows import FlowFindings
     from diagagent.analysis.health import HealthFindings
     from diagagent.analysis.stacks import StackFindings
+    from diagagent.analysis.workers import Workers
     from diagagent.diagnosis.differential import SignatureBook
     from diagagent.schemata import FailureSchema, SchemaCache, SchemaHit
 
 ProgressSink = Callable[[dict[str, Any]], None]
 T = TypeVar("T")
+Analyzer = Callable[[Bundle, Budget, list[str]], T]  # (its view of the bundle, its time budget, notes it adds)
+LOGS_BESIDE_BYTES = 32 << 20  # logs past this run whole in a worker process beside the other analyzers (a pool's
+# start pays from about 35 MB of logs: benches/pool_threshold.py)
+ANALYZERS: dict[str, Literal["logs", "probes", "stacks", "flows"]] = {
+    "logs": "logs", "health": "probes", "stacks": "stacks", "flows": "flows"}  # the playbook's order; their part
 NEW_CODE_WINDOW = timedelta(hours=24)  # a commit this close before the job started is "new code"
 NAMED_ISSUES = 5  # read problems named one by one per analyzer in the notes; the rest are counted
 INCOMPLETE_CONFIDENCE = 0.8  # the diagnosis's confidence is scaled by this per analyzer that failed or ran out
+
+
+@dataclass(slots=True)
+class _Outcome(Generic[T]):
+    """What one analyzer run gave: its result (None when it failed), and what `_record` puts in the shared state."""
+
+    result: T | None
+    error: Failure | None
+    issues: list[ReadIssue]
+    notes: list[str]
+    budget: Budget
+    seconds: float
+
+
+@dataclass(slots=True)
+class Failure:
+    """An analyzer's exception, as words (it may have been raised in another process)."""
+
+    kind: str  # the exception's class name
+    text: str
+    file: str | None  # the file it names (a BundleError)
+
+
+def compute(bundle: Bundle, settings: Settings, fn: Analyzer[T]) -> _Outcome[T]:
+    """Run one analyzer on `bundle` (a view: its read problems are kept apart, for `Analyses._record`)."""
+    budget = Budget(settings.analyzer_budget_s)
+    notes: list[str] = []
+    t0 = time.perf_counter()
+    try:
+        return _Outcome(fn(bundle, budget, notes), None, bundle.issues, notes, budget, time.perf_counter() - t0)
+    except MemoryError:
+        raise
+    except Exception as exc:  # one analyzer failing must not stop the diagnosis  # noqa: BLE001
+        failure = Failure(type(exc).__name__, str(exc), exc.file if isinstance(exc, BundleError) else None)
+        return _Outcome(None, failure, bundle.issues, notes, budget, time.perf_counter() - t0)
+
+
+def logs_analyzer(settings: Settings, runner: Workers | None) -> Analyzer[LogFindings]:
+    """The logs analyzer: the normal-event pool of past jobs (notes on what it lacks), then L4."""
+    def run(bundle: Bundle, budget: Budget, out: list[str]) -> LogFindings:
+        from diagagent.analysis.events import analyze_logs, normal_pool_for
+
+        pool, notes = normal_pool_for(bundle, settings.state_dir, settings.jobs_dir)
+        missing = [n.split(":")[0].removeprefix("history job ") for n in notes if n.startswith("history job ")]
+        if missing:
+            out.append(f"history job(s) {', '.join(missing)} not found under {settings.jobs_dir}: "
+                       "cross-job filtering used only the normal-event pool already learned"
+                       if pool is not None else f"history job(s) {', '.join(missing)} not found under "
+                       f"{settings.jobs_dir}: no cross-job filtering (`diagagent learn-normal PATH` "
+                       "adds successful jobs)")
+        out.extend(n for n in notes if not n.startswith("history job "))
+        return analyze_logs(bundle, pool, budget=budget, runner=runner)
+
+    return run
+
+
+def logs_in_this_process(bundle: Bundle, settings: Settings) -> _Outcome[LogFindings]:
+    """The whole logs analyzer in a worker process (beside the others without sharing their interpreter lock)."""
+    from diagagent.analysis.workers import Workers
+
+    return compute(bundle, settings, logs_analyzer(settings, Workers(1)))
 
 
 class EvidenceRegistry:
@@ -79,36 +148,51 @@ class Analyses:
         self.timings: dict[str, float] = {}
         self.incomplete: list[str] = []  # analyzers that failed, or stopped at their time budget
         self._noted: set[str] = set()  # read problems already named (two analyzers may meet the same one)
+        self._started: dict[str, Any] = {}  # analyzer -> the Future of its outcome, while run_all runs them
 
     def _emit(self, event: dict[str, Any]) -> None:
         if self.on_progress is not None:
             self.on_progress(event)
 
-    def _run(self, name: str, fn: Callable[[Budget], T]) -> T | None:
-        self._emit({"type": "analyzer_start", "name": name})
-        t0 = time.perf_counter()
-        budget = Budget(self.settings.analyzer_budget_s)
-        seen = len(self.bundle.issues)
-        try:
-            result = fn(budget)
-        except MemoryError:
-            raise
-        except Exception as exc:  # one analyzer failing must not stop the diagnosis  # noqa: BLE001
-            where = f" on {exc.file}" if isinstance(exc, BundleError) else ""
+    @cached_property
+    def workers(self) -> Workers:
+        """Where the analyzers' file work runs (a process pool or Ray; started only when a bundle is big enough)."""
+        from diagagent.analysis.workers import workers_for
+
+        return workers_for(self.settings.workers, self.settings.ray_address)
+
+    def _compute(self, fn: Analyzer[T]) -> _Outcome[T]:
+        return compute(self.bundle.view(), self.settings, fn)
+
+    def _run(self, name: str, fn: Analyzer[T]) -> T | None:
+        started = self._started.pop(name, None)
+        if started is None:
+            self._emit({"type": "analyzer_start", "name": name})
+            return self._record(name, self._compute(fn))
+        return self._record(name, started.result())
+
+    def _record(self, name: str, outcome: _Outcome[T]) -> T | None:
+        """An analyzer's outcome into the shared state, in the order the analyzers are asked for: its notes, its read
+        problems (into the bundle's, and named in the notes), its failure or spent budget."""
+        self.notes.extend(outcome.notes)
+        exc = outcome.error
+        if exc is not None:
+            where = f" on {exc.file}" if exc.file is not None else ""
             self.incomplete.append(name)
-            self.notes.append(f"the {name} analyzer failed{where} ({type(exc).__name__}: {str(exc)[:300]}); "
+            self.notes.append(f"the {name} analyzer failed{where} ({exc.kind}: {exc.text[:300]}); "
                               "diagnosed without it, so with lower confidence")
-            result = None
-        self._note_issues(name, self.bundle.issues[seen:])
+        self.bundle.issues.extend(outcome.issues)
+        self._note_issues(name, outcome.issues)
+        budget = outcome.budget
         if budget.hit:
             self.incomplete.append(name)
             self.notes.append(f"the {name} analyzer ran out of its {budget.seconds:g} s budget (analyzer_budget_s) "
                               f"at {budget.stopped_at}: {budget.unread} {budget.unit} left unread; diagnosed with "
                               "what was read, so with lower confidence")
-        self.timings[name] = time.perf_counter() - t0
-        self._emit({"type": "analyzer_end", "name": name, "seconds": round(self.timings[name], 3),
-                    "ok": result is not None})
-        return result
+        self.timings[name] = outcome.seconds
+        self._emit({"type": "analyzer_end", "name": name, "seconds": round(outcome.seconds, 3),
+                    "ok": outcome.result is not None})
+        return outcome.result
 
     def _note_issues(self, name: str, issues: list[ReadIssue]) -> None:
         """The files an analyzer skipped or read only in part, named (file, line, what was expected) in the notes."""
@@ -124,52 +208,41 @@ class Analyses:
 
     @cached_property
     def logs(self) -> LogFindings | None:
-        if not self.bundle.has("logs"):
-            return None
-
-        def run(budget: Budget) -> LogFindings:
-            from diagagent.analysis.events import analyze_logs, normal_pool_for
-
-            pool, notes = normal_pool_for(self.bundle, self.settings.state_dir, self.settings.jobs_dir)
-            missing = [n.split(":")[0].removeprefix("history job ") for n in notes if n.startswith("history job ")]
-            if missing:
-                self.notes.append(f"history job(s) {', '.join(missing)} not found under {self.settings.jobs_dir}: "
-                                  "cross-job filtering used only the normal-event pool already learned"
-                                  if pool is not None else f"history job(s) {', '.join(missing)} not found under "
-                                  f"{self.settings.jobs_dir}: no cross-job filtering (`diagagent learn-normal PATH` "
-                                  "adds successful jobs)")
-            self.notes.extend(n for n in notes if not n.startswith("history job "))
-            return analyze_logs(self.bundle, pool, budget=budget)
-
-        return self._run("logs", run)
+        return self._run("logs", self._logs_fn()) if self.bundle.has("logs") else None
 
     @cached_property
     def flows(self) -> FlowFindings | None:
-        if not self.bundle.has("flows"):
-            return None
-        from diagagent.analysis.flows import analyze_flows
-
-        return self._run("flows", lambda budget: analyze_flows(self.bundle, budget))
+        return self._run("flows", self._flows_fn()) if self.bundle.has("flows") else None
 
     @cached_property
     def stacks(self) -> StackFindings | None:
-        if not self.bundle.has("stacks"):
-            return None
-        from diagagent.analysis.stacks import analyze_stacks
-
-        return self._run("stacks", lambda budget: analyze_stacks(self.bundle, budget=budget))
+        return self._run("stacks", self._stacks_fn()) if self.bundle.has("stacks") else None
 
     @cached_property
     def health(self) -> HealthFindings | None:
-        if not self.bundle.has("probes"):
-            return None
+        return self._run("health", self._health_fn()) if self.bundle.has("probes") else None
+
+    def _logs_fn(self) -> Analyzer[LogFindings]:
+        return logs_analyzer(self.settings, self.workers)
+
+    def _flows_fn(self) -> Analyzer[FlowFindings]:
+        from diagagent.analysis.flows import analyze_flows
+
+        return lambda bundle, budget, _: analyze_flows(bundle, budget, self.workers)
+
+    def _stacks_fn(self) -> Analyzer[StackFindings]:
+        from diagagent.analysis.stacks import analyze_stacks
+
+        return lambda bundle, budget, _: analyze_stacks(bundle, budget=budget, workers=self.workers)
+
+    def _health_fn(self) -> Analyzer[HealthFindings]:
         from diagagent.analysis.health import analyze_health
 
-        return self._run("health", lambda budget: analyze_health(self.bundle, budget=budget))
+        return lambda bundle, budget, _: analyze_health(bundle, budget=budget, workers=self.workers)
 
     @cached_property
     def schema_cache(self) -> SchemaCache | None:
-        def run(budget: Budget) -> SchemaCache:
+        def run(bundle: Bundle, budget: Budget, notes: list[str]) -> SchemaCache:
             from diagagent.schemata import SchemaCache
 
             return SchemaCache.open(self.settings)
@@ -202,9 +275,61 @@ class Analyses:
         return cache.search(texts, k) if cache is not None else []
 
     def run_all(self) -> None:
-        """Run every analyzer that has data (the order the playbook shows)."""
-        for part in ("logs", "health", "stacks", "flows"):
-            getattr(self, part)
+        """Run every analyzer that has data, side by side (the logs, the probes then the stacks, which share the
+        bundle's read budget, and the flows, each in a thread, their file work in the shared workers), then take
+        their outcomes in the order the playbook shows, so the notes and evidence are as one after another."""
+        order = [name for name in ANALYZERS if self.bundle.has(ANALYZERS[name]) and name not in self.__dict__]
+        if len(order) > 1:
+            self._start(order)
+        try:
+            for name in ANALYZERS:
+                getattr(self, name)
+        finally:
+            self._started.clear()
+            self.workers.close()
+
+    def _start(self, order: list[str]) -> None:
+        """Start the analyzers in `order` in threads (probes before stacks, in one thread); `_run` takes their
+        outcomes. The bundle's part listings are read first, so that no thread lists them."""
+        from concurrent.futures import Future
+
+        fns = {name: self._analyzer(name) for name in order}
+        _ = self.workers  # made here, before the threads that use it
+        lanes = [[n for n in order if n in lane] for lane in (("logs",), ("health", "stacks"), ("flows",))]
+        for name in order:
+            self._emit({"type": "analyzer_start", "name": name})
+            self._started[name] = Future()
+
+        if lanes[0] and self._logs_beside():  # the logs whole in a worker process, not in a thread of this one
+            self._started["logs"] = self.workers.submit(logs_in_this_process, self.bundle.view(), self.settings)
+            lanes[0] = []
+
+        def lane_run(futures: list[tuple[str, Future]]) -> None:
+            for name, future in futures:  # (taken here: `_run` pops them from `_started` as it records them)
+                try:
+                    future.set_result(self._compute(fns[name]))
+                except BaseException as exc:  # noqa: BLE001 - a MemoryError: raised where the outcome is taken
+                    future.set_exception(exc)
+
+        for lane in lanes:
+            if lane:
+                futures = [(name, self._started[name]) for name in lane]
+                threading.Thread(target=lane_run, args=(futures,), name=f"analyzer-{lane[0]}", daemon=True).start()
+
+    def _logs_beside(self) -> bool:
+        """Whether the logs are worth a worker process of their own: enough of them to pay for starting one, but too
+        few to be cut into chunks (then the chunks go to the workers and the merge is all that runs here)."""
+        from diagagent.analysis.logscan import PARALLEL_BYTES, log_bytes
+
+        if not self.workers.local or self.workers.count <= 1:
+            return False
+        size = log_bytes(self.bundle)
+        return LOGS_BESIDE_BYTES <= size < PARALLEL_BYTES
+
+    def _analyzer(self, name: str) -> Analyzer[Any]:
+        """The function the property `name` runs (for `_start`)."""
+        return {"logs": self._logs_fn, "health": self._health_fn, "stacks": self._stacks_fn,
+                "flows": self._flows_fn}[name]()
 
     def eviction_hosts(self) -> list[str] | None:
         """ByteRobust's over-eviction set from the stacks, where the stacks name one."""

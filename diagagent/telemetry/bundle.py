@@ -5,6 +5,7 @@ Only `job.yaml` is required. Every other part may be missing: `Bundle.missing` s
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import tarfile
@@ -104,6 +105,21 @@ class Bundle:
     def close(self) -> None:
         if self._tmpdir is not None:
             self._finalizer()
+
+    def view(self, budget: ReadBudget | None = None) -> Bundle:
+        """This bundle for one more reader (a thread, a worker process, a Ray task): the same files and job, its own
+        `issues` (for the caller to merge in order) and `budget` (default: this bundle's). A view never removes the
+        temp dir of an unpacked tarball; it pickles without it."""
+        other = copy.copy(self)
+        other.issues = []
+        other.budget = budget if budget is not None else self.budget
+        return other
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state.pop("_finalizer", None)
+        state["_tmpdir"] = None  # the opener's to remove, not a copy's
+        return state
 
     def __enter__(self) -> Bundle:
         return self
