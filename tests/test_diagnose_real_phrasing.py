@@ -187,3 +187,10 @@ def test_a_save_said_before_a_timeout_outweighs_the_timeouts_sequence_number(tmp
     assert d.stage == "checkpoint"
     alone = _diagnose(tmp_path / "alone", {"logs/node-0/stdout.log": lines[1] + "\n"})
     assert alone.stage == "training"
+
+
+def test_the_headline_names_an_xid_only_where_a_cited_line_shows_it(tmp_path: Path) -> None:
+    # CUDA's own message for an ECC error names no Xid (dev:alpaca-lora-123's line); the ECC schemata's titles do
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"})
+    assert d.fault == "gpu_ecc_uncorrectable"
+    assert "Xid" not in d.root_cause

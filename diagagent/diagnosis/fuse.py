@@ -428,9 +428,23 @@ def _stage(stage: str | None, cited: list[Evidence], schema: FailureSchema | Non
     return schema.temporal[0], len(schema.temporal) > 1
 
 
+_XID_IN_TITLE = re.compile(r"\s*\(Xid [^)]*\)")
+_XID = re.compile(r"\bXid\s*(?:\([^)]*\)\s*:?\s*)?(\d+)")
+
+
+def _xids(texts: list[str]) -> set[str]:
+    """The Xid numbers these texts name: dmesg's 'NVRM: Xid (PCI:0000:5d:00): 94, ...', a title's '(Xid 48)'."""
+    return {x for t in texts for x in _XID.findall(t)}
+
+
 def _what(decision: Decision, schemata: dict[str, FailureSchema], causes: list[Evidence]) -> str:
     def title(fault: str) -> str:
-        return schemata[fault].title if fault in schemata else fault
+        text = schemata[fault].title if fault in schemata else fault
+        if not _xids([text]) & _xids([e.text for e in causes]):
+            # a title's Xid only where a cited line names it (not on CUDA's 'uncorrectable ECC error encountered'
+            # alone, dev:alpaca-lora-123; not Xid 48's title over a dmesg Xid 94)
+            text = _XID_IN_TITLE.sub("", text)
+        return text
 
     if decision.fault is not None:
         return title(decision.fault)
@@ -527,6 +541,10 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
                                   a.signatures.confidence["unsure"] if a.signatures is not None else 0.05)
     # each fault's schema: the best match where it names that fault (its title says Xid 94, not just ECC)
     schemata = {**a.fault_schemata, **{h.fault: h.failure_schema for h in reversed(hits)}}
+    xids = _xids([h.line.text for h in decision.hits])
+    if decision.fault and xids:  # the fault's schema whose Xid the evidence shows (Xid 94's, over a closer Xid 48's)
+        schemata[decision.fault] = next((h.failure_schema for h in hits if h.fault == decision.fault
+                                         and _xids([h.failure_schema.title]) & xids), schemata.get(decision.fault))
     fault_schema = schemata.get(decision.fault) if decision.fault else None
     named = _named_nodes(g, fault_schema, set(bundle.job.hosts))
     decided = [h for h in decision.hits if h.line.role != "symptom" or decision.tier == "weak"] if decision.fault else []
