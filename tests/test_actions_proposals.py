@@ -218,3 +218,13 @@ def test_guardrail_rollback_to_unknown_commit_is_blocked(commit: str | None, exp
 
 def test_guardrail_rollback_to_a_known_earlier_commit_passes() -> None:
     assert check(ActionProposal(kind="rollback", to_commit="1111AAA"), make_job()).ok
+
+
+@pytest.mark.parametrize(("fault", "category"), [("process_killed_unknown", "infrastructure"),
+                                                 ("framework_bug", "framework"),
+                                                 ("extension_build_lock", "infrastructure")])
+def test_faults_whose_table_row_says_none_propose_what_to_do_instead_not_a_restart(fault: str, category: str) -> None:
+    # docs/conventions.md: a kill of unknown cause is checked first, a framework bug is upgraded around, a stale
+    # build lock is removed: restarting as is would fail the same way
+    proposals = propose(make_diagnosis(fault, category), make_job())
+    assert kinds(proposals) == ["none"]

@@ -31,6 +31,8 @@ INSTEAD: dict[str, str] = {  # what is done instead of a cluster action (docs/co
                               "(a preemption, a time or memory limit)",
     "framework_bug": "upgrade or pin the framework to a release with the fix, or apply the maintainers' workaround",
     "checkpoint_load_failure": "the user points the run at a checkpoint that exists and fits the model",
+    "extension_build_lock": "remove the stale lock file from the extension's build directory (under "
+                            "~/.cache/torch_extensions), then restart",
 }
 MAX_CITED = 5
 
@@ -55,7 +57,7 @@ def propose(diagnosis: Diagnosis, job: Job, *, eviction_hosts: list[str] | None 
             proposals.append(evict)
         else:
             notes.append("no faulty node is known: restarting on the same nodes may fail the same way")
-    if category in RESTART_CATEGORIES or fault == "nan_loss_divergence":
+    if (category in RESTART_CATEGORIES and fault not in INSTEAD) or fault == "nan_loss_divergence":
         restart, restart_notes = _restart(diagnosis, job)
         proposals += [restart] if restart is not None else []
         notes += restart_notes

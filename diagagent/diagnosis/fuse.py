@@ -317,6 +317,8 @@ def _findings(a: Analyses) -> list[str]:
     if stacks is not None and stacks.present:
         out += [f"stack outlier ({status} job): ranks {c.ranks_text} in {c.top}"
                 for c in stacks.clusters if c.role == "outlier"][:2]
+        out += [f"stack ({status} job): ranks {c.ranks_text} in {c.top}"
+                for c in stacks.clusters if c.role == "healthy"][:1]  # where most ranks are
     if a.logs is not None:  # where each cause exception was raised: a framework's own code, the job's, a library's
         for e in [e for e in a.logs.events if e.role == "cause" and e.raised_in is not None][:2]:
             frame = e.raised_in.text.strip()  # type: ignore[union-attr]
