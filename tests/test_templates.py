@@ -305,3 +305,12 @@ def test_words_that_name_the_stage() -> None:
     assert stage_of_collective("WorkNCCL(SeqNum=808, OpType=ALLREDUCE)") == "training"
     assert stage_of_collective("WorkNCCL(SeqNum=1, OpType=BROADCAST)") == "init"
     assert stage_of_collective("WorkNCCL(SeqNum=42, OpType=ALLREDUCE)") is None
+
+
+def test_the_step_a_saved_checkpoint_is_named_for() -> None:
+    from diagagent.analysis.logparse import saved_step
+
+    assert saved_step("[INFO:swift] Saving model checkpoint to /out/v5-20250208-084624/checkpoint-100") == 100
+    assert saved_step("No such file or directory: 'model/tmp-checkpoint-49' -> 'model/checkpoint-49'") == 49
+    assert saved_step("saving checkpoint at iteration 1000 to /ckpt/iter_0001000") == 1000
+    assert saved_step("Saving current state to output_dir") is None

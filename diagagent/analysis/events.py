@@ -23,6 +23,7 @@ from diagagent.analysis.logparse import (
     is_cascade,
     line_kind,
     split_header,
+    saved_step,
     stage_of_collective,
     stage_of_frames,
     stage_of_words,
@@ -790,6 +791,14 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
             notes.append(f"stage from the job's last words: {stage}")
     last_good, first_abnormal, it_notes = _iterations(tl, status, has_errors, stage)
     notes.extend(it_notes)
+    if stage == "checkpoint" and first_abnormal is None and cited is not None:
+        said = [(line, text) for f in scan.files if f.file == cited.file
+                for line, word_stage, text in f.word_stages if word_stage == "checkpoint" and line <= cited.line]
+        named = next(((line, step) for line, text in [(cited.line, cited.text), *reversed(said)]
+                      if (step := saved_step(text)) is not None), None)
+        if named is not None:  # no progress line: the step the checkpoint being saved is named for
+            last_good = first_abnormal = named[1]
+            notes.append(f"failed saving the checkpoint of step {named[1]} ({cited.file}:{named[0]})")
     if scan.lines_skipped:
         notes.append(f"{scan.lines_skipped} corrupt line(s) skipped")
     not_utf8 = _not_utf8(events)

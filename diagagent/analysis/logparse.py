@@ -306,6 +306,18 @@ def line_kind(message: str) -> LineKind:
 _RESUME_STEP = re.compile(r"(?:iteration|iter|global_step|step)[\s_=:-]*0*(\d+)", re.IGNORECASE)
 
 
+# the step a checkpoint being saved is named for: HF Trainer's output_dir/checkpoint-{global_step} ('Saving model
+# checkpoint to .../checkpoint-100', dev:ms-swift-3031; its staging 'tmp-checkpoint-49', dev:axolotl-948),
+# DeepSpeed's 'global_step100', Megatron's 'iter_0001000'
+_SAVED_STEP = re.compile(r"\bcheckpoint-(\d+)\b|\bglobal_step(\d+)\b|\biter_0*(\d+)\b")
+
+
+def saved_step(message: str) -> int | None:
+    """The step a checkpoint's path names ('checkpoint-100', 'global_step100', 'iter_0001000'), or None."""
+    m = _SAVED_STEP.search(message)
+    return int(next(g for g in m.groups() if g is not None)) if m else None
+
+
 def resume_step(message: str) -> int | None:
     """The step a checkpoint being loaded was saved at ("loading checkpoint .../global_step5100", "iter_0012000")."""
     m = _RESUME_STEP.search(message)
