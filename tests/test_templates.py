@@ -313,4 +313,5 @@ def test_the_step_a_saved_checkpoint_is_named_for() -> None:
     assert saved_step("[INFO:swift] Saving model checkpoint to /out/v5-20250208-084624/checkpoint-100") == 100
     assert saved_step("No such file or directory: 'model/tmp-checkpoint-49' -> 'model/checkpoint-49'") == 49
     assert saved_step("saving checkpoint at iteration 1000 to /ckpt/iter_0001000") == 1000
+    assert saved_step("tensorflow - Saving checkpoints for 7200 into s3://bucket/checkpoints/model.ckpt.") == 7200
     assert saved_step("Saving current state to output_dir") is None

@@ -796,8 +796,8 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
                 for line, word_stage, text in f.word_stages if word_stage == "checkpoint" and line <= cited.line]
         named = next(((line, step) for line, text in [(cited.line, cited.text), *reversed(said)]
                       if (step := saved_step(text)) is not None), None)
-        if named is not None:  # no progress line: the step the checkpoint being saved is named for
-            last_good = first_abnormal = named[1]
+        if named is not None:  # no progress line: the step the checkpoint being saved is named for completed
+            last_good, first_abnormal = named[1], named[1] + 1
             notes.append(f"failed saving the checkpoint of step {named[1]} ({cited.file}:{named[0]})")
     if scan.lines_skipped:
         notes.append(f"{scan.lines_skipped} corrupt line(s) skipped")
