@@ -194,3 +194,13 @@ def test_the_headline_names_an_xid_only_where_a_cited_line_shows_it(tmp_path: Pa
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"})
     assert d.fault == "gpu_ecc_uncorrectable"
     assert "Xid" not in d.root_cause
+
+
+def test_an_error_no_signature_knows_is_said_to_be_unrecognized_not_absent(tmp_path: Path) -> None:
+    line = ("deepspeed.runtime.zero.utils.ZeRORuntimeException: You are using ZeRO-Offload with a client provided "
+            "optimizer (<class 'deepspeed.ops.lion.cpu_lion.DeepSpeedCPULion'>) which in most cases will yield poor "
+            "performance.")
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": line + "\n"})
+    assert d.fault is None and _cited(d) == [1]
+    assert "error lines that no known signature or past failure matches" in d.confidence_why.basis
+    assert d.root_cause.endswith("... on node-0.")  # cut at a word, and said to be cut

@@ -37,7 +37,10 @@ def explain(a: Analyses, decision: Decision, named: list[NodeScore], schema: Fai
     raised: list[str] = []
     held: list[str] = []
     tier = decision.tier
-    basis = (f"{confidence:.0%}: {TIER_MEANS.get(tier, tier)}"
+    means = TIER_MEANS.get(tier, tier)
+    if tier == "none" and a.logs is not None and a.logs.causes():
+        means = "error lines that no known signature or past failure matches"  # cited, but not recognized
+    basis = (f"{confidence:.0%}: {means}"
              + (f"; such evidence was right {decision.confidence:.0%} of the time on the dev cases"
                 if tier not in ("none", "unsure") else ""))
     seen: set[str] = set()

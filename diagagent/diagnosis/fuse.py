@@ -8,6 +8,7 @@ may say "not sure"; the proposals follow docs/conventions.md.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -455,7 +456,7 @@ def _what(decision: Decision, schemata: dict[str, FailureSchema], causes: list[E
         return f"Not sure: {names[0]}, or {names[1]}"
     if names:
         return f"Not sure, possibly: {names[0]}"
-    return causes[0].text[:120] if causes else ""
+    return textwrap.shorten(causes[0].text, 120, placeholder=" ...") if causes else ""
 
 
 def _root_cause(what: str, named: list[NodeScore], causes: list[Evidence], stage: str | None,
