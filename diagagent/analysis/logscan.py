@@ -375,6 +375,7 @@ def innermost_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
 _BULK, _SILENT, _PROGRESS, _CANDIDATE = 0, 1, 2, 3  # the fast path's line classes (see _FileReader._fast_block)
 _PROGRESS_FIELDS = ("iteration", "loss", "grad_norm", "step_time_s", "nan_iterations")  # ProgressLayout.spans' order
 _ROOT_CAUSE = b"Root Cause (first observed failure)"
+_RELEARN = 16  # per file: re-reading a block's classes costs a pass over its distinct shapes and remaining lines
 
 
 def _columnar(layout: ProgressLayout | None | bool) -> bool:
@@ -422,6 +423,7 @@ class _FileReader:
         self.wrapping: Wrapping | None = None  # how a terminal cut this file's lines, read off its first block
         self.spans: dict[int, int] = {}  # the first line of a record joined back from cut lines: its last line
         self.fast = False  # read blocks at once where that gives the same result (see _fast_block)
+        self.relearn = _RELEARN  # how many more times a block's classes may be read again for shapes learned since
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -531,7 +533,7 @@ class _FileReader:
 
     def _classes(self, shapes: BlockShapes, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
         """Lines index.. of the block: each one's class (_BULK, _SILENT, _PROGRESS, _CANDIDATE), message id, and
-        whether it prints a time; and the levels the classes were read at."""
+        whether it prints a time; and the levels the classes were read at (-1: a shape not yet known)."""
         shaper, layouts = self.shaper, self.part.layouts
         kinds, levels = shaper.kinds, shaper.levels
         n = len(shapes.values)
@@ -571,6 +573,8 @@ class _FileReader:
         handled = np.zeros(len(cls), bool)  # lines the per-line reader took (and counted)
         pos = self._open_structure(block, index, 0, lineno, handled, host_scan)
         stop = len(cls)
+        learned: set[int] = set()  # shapes unknown when the classes were read, that the per-line reader added since
+        relearn = self.relearn > 0 and levels_then.count(-1) > 0
         for cand in [*np.flatnonzero(cls == _CANDIDATE).tolist(), len(cls)]:
             if cand < pos:
                 continue
@@ -578,9 +582,16 @@ class _FileReader:
                 self._gap(block, shapes, index, pos, cand, cls, timed, lineno, handled, host_scan)
             if cand == len(cls):
                 break
+            j = int(shapes.index[index + cand]) if relearn else -1
+            if j in learned:  # a shape learned since repeats: read the classes again from here (a file's first lines
+                self.relearn -= 1  # teach a fresh shaper its shapes; the lines after them need not go one by one)
+                stop = cand
+                break
             misses, cached = shaper.shape_misses, len(shaper.shapes)
             self._per_line(block, index + cand, lineno, host_scan)
             handled[cand] = True
+            if j >= 0 and levels_then[j] == -1 and shapes.values[j] in shaper.shapes:
+                learned.add(j)
             pos = self._open_structure(block, index, cand + 1, lineno, handled, host_scan)
             if shaper.shape_misses != misses and (len(shaper.shapes) <= cached  # (the cache was cleared)
                                                   or self._levels_moved(shapes, levels_then)):
