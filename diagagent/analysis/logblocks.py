@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from diagagent.analysis.wrapping import MAX_WIDTH, MIN_WIDTH, Wrapping, fills, width_of, wrapping_at
 from diagagent.telemetry.readers import LineBlock
 
 WINDOW = 10  # the progress checks' window (logscan._WINDOW)
@@ -65,3 +66,28 @@ def no_slowdown(recent: list[float], steps: np.ndarray, ratio: float, least: int
     count = np.minimum(np.arange(len(recent), len(recent) + len(steps)), WINDOW)
     threshold = ratio * before.sum(axis=1) / np.maximum(count, 1)
     return not bool(((count >= least) & (steps > threshold - 1e-9 * np.abs(threshold))).any())
+
+
+def block_wrapping(block: LineBlock) -> Wrapping | None:
+    """wrapping_of(block.lines()), with each line's width bounded by column (no more than its bytes, no fewer than
+    the bytes that start a character: each starts one, valid or not) and measured one by one only where the bounds
+    leave it open: the widest line and the lines that may fill its width."""
+    lengths = block.ends - block.starts
+    if not len(lengths) or int(lengths.max()) > 4 * MAX_WIDTH:
+        return None
+    low = lengths
+    if not block.body.isascii():
+        inner = (np.frombuffer(block.body, np.uint8) & np.uint8(0xC0)) == np.uint8(0x80)  # continuation bytes
+        before = np.concatenate(([0], np.cumsum(inner, dtype=np.int64)))
+        low = lengths - (before[block.ends] - before[block.starts])
+    floor = int(low.max())
+    width = max([floor, *(width_of(line(block, i)) for i in np.flatnonzero((lengths > floor) & (low != lengths))
+                          .tolist())])
+    if not MIN_WIDTH <= width <= MAX_WIDTH:
+        return None
+    maybe = np.flatnonzero((lengths[:-1] >= width) & (low[:-1] <= width)).tolist()
+    return wrapping_at(width, [i for i in maybe if fills(line(block, i), width)], lambda i: line(block, i))
+
+
+def line(block: LineBlock, i: int) -> bytes:
+    return block.body[int(block.starts[i]):int(block.ends[i])]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diagagent.analysis.logblocks import BlockShapes, column, no_jump, no_slowdown
+from diagagent.analysis.logblocks import BlockShapes, block_wrapping, column, no_jump, no_slowdown
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
     LauncherFailure,
@@ -63,7 +63,7 @@ from diagagent.analysis.templates import (
     template_id,
 )
 from diagagent.analysis.workers import Workers
-from diagagent.analysis.wrapping import MAX_WIDTH, MIN_WIDTH, Wrapping, carry_from, unwrap, wrapping_of
+from diagagent.analysis.wrapping import Wrapping, carry_from, unwrap, wrapping_of
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle, LogFile, ReadIssue, parse_timestamp
 from diagagent.telemetry.limits import ReadBudget
@@ -384,14 +384,6 @@ def _columnar(layout: ProgressLayout | None | bool) -> bool:
     return isinstance(layout, ProgressLayout) and layout.spans[0][1] > 0 and layout.spans[3][1] > 0
 
 
-def _wrapping_of_block(block: LineBlock) -> Wrapping | None:
-    """wrapping_of(block.lines()), without splitting the block when its longest line already says no."""
-    longest = block.longest()
-    if longest > 4 * MAX_WIDTH or (block.body.isascii() and not MIN_WIDTH <= longest <= MAX_WIDTH):
-        return None
-    return wrapping_of(block.lines())
-
-
 class _FileReader:
     """Reads one log file into a host's counts, first occurrences and the file's summary."""
 
@@ -476,7 +468,7 @@ class _FileReader:
                 if summary.first_ts is None and first <= NEAR_LINES:
                     summary.first_ts = _ts_of(block.lines(0, NEAR_LINES - first + 1), self.year)
                 if first == 1:
-                    self.wrapping = _wrapping_of_block(block)
+                    self.wrapping = block_wrapping(block)
                 if self.wrapping is None and not carried[1]:
                     self._fast_block(block, first - 1, host_scan)  # type: ignore[arg-type]
                     continue
