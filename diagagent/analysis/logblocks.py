@@ -4,10 +4,13 @@ lines hashed by pyarrow), progress numbers read by column, and the progress chec
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from diagagent.analysis.templates import SHAPE_TABLE
 from diagagent.analysis.wrapping import MAX_WIDTH, MIN_WIDTH, Wrapping, fills, width_of, wrapping_at
 from diagagent.telemetry.readers import LineBlock
 
@@ -19,12 +22,8 @@ class BlockShapes:
     holding a `0x` literal (their shape folds hex letters too: the per-line reader computes it)."""
 
     def __init__(self, block: LineBlock) -> None:
-        raw = np.frombuffer(block.body, np.uint8)
-        digit = (raw - np.uint8(49)) < np.uint8(9)
-        shaped = np.empty(len(raw) + 1, np.uint8)
-        np.subtract(raw, digit.view(np.uint8) * (raw - np.uint8(48)), out=shaped[:-1])
-        shaped[-1] = 10  # so that every value below is its line and a newline
-        offsets = np.append(block.starts, len(raw) + 1).astype(np.int64)
+        shaped = (block.body + b"\n").translate(SHAPE_TABLE)  # a newline so that every value below ends in one
+        offsets = np.append(block.starts, len(shaped)).astype(np.int64)
         lines = pa.Array.from_buffers(pa.large_binary(), len(block),
                                       [None, pa.py_buffer(offsets), pa.py_buffer(shaped)])
         encoded = pc.dictionary_encode(lines)
@@ -32,15 +31,54 @@ class BlockShapes:
         self.values: list[bytes] = [v[:-1] for v in encoded.dictionary.to_pylist()]
         self.hex_rows = np.empty(0, np.int64)
         if b"0x" in block.body:
+            raw = np.frombuffer(block.body, np.uint8)
             at = np.flatnonzero((raw[:-1] == 48) & (raw[1:] == 120))
             self.hex_rows = np.unique(np.searchsorted(block.ends, at))
 
 
 def column(block: LineBlock, rows: np.ndarray, start: int, end: int) -> np.ndarray:
-    """The number at bytes start:end of each of these lines (lines of one shape: at the same offsets)."""
-    first = block.starts[rows]
-    fields = map(block.body.__getitem__, map(slice, (first + start).tolist(), (first + end).tolist()))
+    """The number at bytes start:end of each of these lines (lines of one shape: at the same offsets), as float()
+    reads it: by column where its text is a plain decimal, else one by one."""
+    first = block.starts[rows] + start
+    parsed = _decimal_column(block, first, end - start)
+    if parsed is not None:
+        return parsed
+    fields = map(block.body.__getitem__, map(slice, first.tolist(), (first + (end - start)).tolist()))
     return np.fromiter(map(float, fields), np.float64, len(rows))
+
+
+_DECIMAL = re.compile(rb" *([+-]?)(\d{1,15})(?:\.(\d*))?(?:[eE]([+-]?)(\d{1,3}))? *")
+_POW10 = np.array([float(10 ** k) for k in range(23)])  # exact in binary64
+
+
+def _decimal_column(block: LineBlock, first: np.ndarray, width: int) -> np.ndarray | None:
+    """The numbers of `width` bytes from `first` on, when they are plain decimals written alike (the same bytes but
+    digits): a whole-number mantissa of at most 15 digits (exact in binary64) times or over a power of ten of at most
+    22 (exact too), one rounding, the very double float() reads. None otherwise."""
+    template = block.body[int(first[0]):int(first[0]) + width]
+    m = _DECIMAL.fullmatch(template)
+    if m is None or len(m.group(2)) + len(m.group(3) or b"") > 15:
+        return None
+    text = np.frombuffer(block.body, np.uint8)[first[:, None] + np.arange(width)]
+    digits = np.frombuffer(template.translate(SHAPE_TABLE), np.uint8) == 48
+    if not ((text[:, ~digits] == np.frombuffer(template, np.uint8)[~digits]).all()
+            and (text[:, digits] - np.uint8(48) < np.uint8(10)).all()):
+        return None
+    values = (text - np.uint8(48)).astype(np.int64)
+
+    def number(a: int, b: int) -> np.ndarray:  # the digits at template[a:b] as whole numbers
+        return values[:, a:b] @ (10 ** np.arange(b - a - 1, -1, -1, dtype=np.int64))
+
+    whole, frac = number(*m.span(2)), m.span(3) if m.group(3) is not None else (0, 0)
+    mantissa = whole * 10 ** (frac[1] - frac[0]) + number(*frac)
+    exponent = np.full(len(first), -(frac[1] - frac[0]), np.int64)
+    if m.group(5) is not None:
+        exponent += number(*m.span(5)) * (-1 if m.group(4) == b"-" else 1)
+    if (np.abs(exponent) > 22).any():
+        return None
+    scale = _POW10[np.abs(exponent)]
+    out = np.where(exponent >= 0, mantissa * scale, mantissa / scale)
+    return -out if m.group(1) == b"-" else out
 
 
 def no_jump(history: list[float], values: np.ndarray, factor: float) -> bool:
