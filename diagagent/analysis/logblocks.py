@@ -14,6 +14,7 @@ from diagagent.analysis.templates import SHAPE_TABLE
 from diagagent.analysis.wrapping import MAX_WIDTH, MIN_WIDTH, Wrapping, fills, width_of, wrapping_at
 from diagagent.telemetry.readers import LineBlock
 
+_HEX = re.compile(b"0x")
 WINDOW = 10  # the progress checks' window (logscan._WINDOW)
 
 
@@ -31,8 +32,7 @@ class BlockShapes:
         self.values: list[bytes] = [v[:-1] for v in encoded.dictionary.to_pylist()]
         self.hex_rows = np.empty(0, np.int64)
         if b"0x" in block.body:
-            raw = np.frombuffer(block.body, np.uint8)
-            at = np.flatnonzero((raw[:-1] == 48) & (raw[1:] == 120))
+            at = np.fromiter((m.start() for m in _HEX.finditer(block.body)), np.int64)
             self.hex_rows = np.unique(np.searchsorted(block.ends, at))
 
 
@@ -115,9 +115,10 @@ def block_wrapping(block: LineBlock) -> Wrapping | None:
         return None
     low = lengths
     if not block.body.isascii():
-        inner = (np.frombuffer(block.body, np.uint8) & np.uint8(0xC0)) == np.uint8(0x80)  # continuation bytes
-        before = np.concatenate(([0], np.cumsum(inner, dtype=np.int64)))
-        low = lengths - (before[block.ends] - before[block.starts])
+        raw = np.frombuffer(block.body, np.uint8)
+        inner = np.flatnonzero(raw >= 0x80)
+        inner = inner[(raw[inner] & np.uint8(0xC0)) == np.uint8(0x80)]  # continuation bytes
+        low = lengths - (np.searchsorted(inner, block.ends) - np.searchsorted(inner, block.starts))
     floor = int(low.max())
     width = max([floor, *(width_of(line(block, i)) for i in np.flatnonzero((lengths > floor) & (low != lengths))
                           .tolist())])
