@@ -70,7 +70,8 @@ def scan_cpu(bundle: Path, fast: bool) -> float:
 
 def diagnose_in_child(bundle: Path, state: Path, fast: bool) -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", str(bundle), str(state), "1" if fast else "0"],
-                         capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+                         capture_output=True, text=True, check=True,  # (the scan's workers read the path off the env)
+                         env={**os.environ, "PYTHONHASHSEED": "0", "DIAGAGENT_FAST_SCAN": "1" if fast else "0"})
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

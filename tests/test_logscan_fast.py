@@ -90,3 +90,26 @@ def test_the_setting_turns_the_fast_path_off(tmp_path: Path, monkeypatch: pytest
     with Bundle.open(out) as bundle:
         logscan.scan_bundle(bundle, workers=1)
     assert blocks
+
+
+@pytest.mark.parametrize(("numbers", "by_column"), [
+    (["2.315925E+00", "1.000000E+22"], True), (["9.999999E-01", "7.250000E-07"], True), (["  5998.2", "  6032.3"], True),
+    (["41186", "00000", "99999"], True), (["-0.0", "-1.5", "-9.9"], True), (["0.1", "0.3"], True), (["5.", "7."], True),
+    (["123456789012345", "999999999999999"], True), (["9.999999999999999E+22"], False), (["1.5e-30", "2.5e-30"], False),
+    (["nan", "inf"], False), (["1_000", "2_000"], False), (["1234567890.123456", "9234567890.123456"], False),
+])
+def test_a_progress_column_reads_as_float_reads_each_number(numbers: list[str], by_column: bool) -> None:
+    import numpy as np
+
+    from diagagent.analysis.logblocks import _decimal_column, column
+    from diagagent.telemetry.readers import LineBlock
+
+    rng = np.random.default_rng(7)
+    texts = numbers + ["".join(str(rng.integers(10)) if c.isdigit() and "e" not in n[:i].lower() else c
+                               for i, c in enumerate(n)) for n in numbers * 50]  # other digits, the same exponent
+    block = LineBlock(b"\n".join(b"it | " + t.encode() + b" |" for t in texts))
+    rows, width = np.arange(len(texts)), len(texts[0])
+    got = column(block, rows, 5, 5 + width)
+    want = np.array([float(t) for t in texts])
+    assert np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want))
+    assert (_decimal_column(block, block.starts[rows] + 5, width) is not None) == by_column

@@ -87,3 +87,19 @@ def test_a_cut_record_is_cited_at_its_first_line_with_its_last_and_scores_for_ev
                                                                        LineRef(file=file, line=5)])
         scores = score_case(d, truth, bundle)
     assert scores.events.recall_at_5 == 1.0  # line 5 is inside the cited record
+
+
+@pytest.mark.parametrize("lines", [
+    _screen_copy([ABORT, WATCHDOG, "terminate called after throwing"]),
+    _screen_copy(["\u00e9t\u00e9 " * 40, WATCHDOG, "\u2502 box " * 30], width=60),  # characters of 2 and 3 bytes
+    _screen_copy([ABORT, WATCHDOG]) + ["caf\u00e9 \udcff\udcfe" + "x" * 80],  # bytes that are no UTF-8 (below)
+    ["short", "lines only"], [WATCHDOG * 5], [""],
+])
+def test_the_block_reading_of_the_width_is_the_line_by_line_one(lines: list[str]) -> None:
+    from diagagent.analysis.logblocks import block_wrapping
+    from diagagent.telemetry.readers import LineBlock
+
+    raw = [x.encode("utf-8", "surrogateescape") for x in lines]
+    padded = [x + b"\xff" * (i % 3) + b"\xc3" * (i % 2) for i, x in enumerate(raw)]  # invalid bytes at the width
+    for block in (raw, padded):
+        assert block_wrapping(LineBlock(b"\n".join(block))) == wrapping_of(block)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diagagent.analysis.logblocks import BlockShapes, column, no_jump, no_slowdown
+from diagagent.analysis.logblocks import BlockShapes, block_wrapping, column, no_jump, no_slowdown
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
     LauncherFailure,
@@ -63,7 +63,7 @@ from diagagent.analysis.templates import (
     template_id,
 )
 from diagagent.analysis.workers import Workers
-from diagagent.analysis.wrapping import MAX_WIDTH, MIN_WIDTH, Wrapping, carry_from, unwrap, wrapping_of
+from diagagent.analysis.wrapping import Wrapping, carry_from, unwrap, wrapping_of
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle, LogFile, ReadIssue, parse_timestamp
 from diagagent.telemetry.limits import ReadBudget
@@ -375,20 +375,13 @@ def innermost_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
 _BULK, _SILENT, _PROGRESS, _CANDIDATE = 0, 1, 2, 3  # the fast path's line classes (see _FileReader._fast_block)
 _PROGRESS_FIELDS = ("iteration", "loss", "grad_norm", "step_time_s", "nan_iterations")  # ProgressLayout.spans' order
 _ROOT_CAUSE = b"Root Cause (first observed failure)"
+_RELEARN = 16  # per file: re-reading a block's classes costs a pass over its distinct shapes and remaining lines
 
 
 def _columnar(layout: ProgressLayout | None | bool) -> bool:
     """A progress layout the fast path reads by column: it has the iteration and the step time (else the step time
     comes from the line's time, line by line)."""
     return isinstance(layout, ProgressLayout) and layout.spans[0][1] > 0 and layout.spans[3][1] > 0
-
-
-def _wrapping_of_block(block: LineBlock) -> Wrapping | None:
-    """wrapping_of(block.lines()), without splitting the block when its longest line already says no."""
-    longest = block.longest()
-    if longest > 4 * MAX_WIDTH or (block.body.isascii() and not MIN_WIDTH <= longest <= MAX_WIDTH):
-        return None
-    return wrapping_of(block.lines())
 
 
 class _FileReader:
@@ -422,6 +415,7 @@ class _FileReader:
         self.wrapping: Wrapping | None = None  # how a terminal cut this file's lines, read off its first block
         self.spans: dict[int, int] = {}  # the first line of a record joined back from cut lines: its last line
         self.fast = False  # read blocks at once where that gives the same result (see _fast_block)
+        self.relearn = _RELEARN  # how many more times a block's classes may be read again for shapes learned since
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -474,7 +468,7 @@ class _FileReader:
                 if summary.first_ts is None and first <= NEAR_LINES:
                     summary.first_ts = _ts_of(block.lines(0, NEAR_LINES - first + 1), self.year)
                 if first == 1:
-                    self.wrapping = _wrapping_of_block(block)
+                    self.wrapping = block_wrapping(block)
                 if self.wrapping is None and not carried[1]:
                     self._fast_block(block, first - 1, host_scan)  # type: ignore[arg-type]
                     continue
@@ -531,7 +525,7 @@ class _FileReader:
 
     def _classes(self, shapes: BlockShapes, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
         """Lines index.. of the block: each one's class (_BULK, _SILENT, _PROGRESS, _CANDIDATE), message id, and
-        whether it prints a time; and the levels the classes were read at."""
+        whether it prints a time; and the levels the classes were read at (-1: a shape not yet known)."""
         shaper, layouts = self.shaper, self.part.layouts
         kinds, levels = shaper.kinds, shaper.levels
         n = len(shapes.values)
@@ -571,6 +565,8 @@ class _FileReader:
         handled = np.zeros(len(cls), bool)  # lines the per-line reader took (and counted)
         pos = self._open_structure(block, index, 0, lineno, handled, host_scan)
         stop = len(cls)
+        learned: set[int] = set()  # shapes unknown when the classes were read, that the per-line reader added since
+        relearn = self.relearn > 0 and levels_then.count(-1) > 0
         for cand in [*np.flatnonzero(cls == _CANDIDATE).tolist(), len(cls)]:
             if cand < pos:
                 continue
@@ -578,9 +574,16 @@ class _FileReader:
                 self._gap(block, shapes, index, pos, cand, cls, timed, lineno, handled, host_scan)
             if cand == len(cls):
                 break
+            j = int(shapes.index[index + cand]) if relearn else -1
+            if j in learned:  # a shape learned since repeats: read the classes again from here (a file's first lines
+                self.relearn -= 1  # teach a fresh shaper its shapes; the lines after them need not go one by one)
+                stop = cand
+                break
             misses, cached = shaper.shape_misses, len(shaper.shapes)
             self._per_line(block, index + cand, lineno, host_scan)
             handled[cand] = True
+            if j >= 0 and levels_then[j] == -1 and shapes.values[j] in shaper.shapes:
+                learned.add(j)
             pos = self._open_structure(block, index, cand + 1, lineno, handled, host_scan)
             if shaper.shape_misses != misses and (len(shaper.shapes) <= cached  # (the cache was cleared)
                                                   or self._levels_moved(shapes, levels_then)):

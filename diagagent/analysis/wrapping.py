@@ -4,6 +4,7 @@ The join keeps the record's first line number and leaves the lines it took in bl
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 # Written for a screen copy cut at 75 columns and padded with spaces (dev:graphgpt-44: "[E ProcessGroupNCCL.cpp:915]
@@ -22,13 +23,13 @@ _RECORD_START = re.compile(
 _DIGITS = re.compile(rb"\d+")
 
 
-def _width(raw: bytes) -> int:
+def width_of(raw: bytes) -> int:
     return len(raw) if raw.isascii() else len(raw.decode("utf-8", errors="replace"))
 
 
-def _fills(raw: bytes, width: int) -> bool:
+def fills(raw: bytes, width: int) -> bool:
     """The line reaches the width with text (a space at the last column is text the cut fell on; padding is not)."""
-    return len(raw) >= width and _width(raw) == width and _width(raw.rstrip()) >= width - 1
+    return len(raw) >= width and width_of(raw) == width and width_of(raw.rstrip()) >= width - 1
 
 
 def _shape(raw: bytes) -> bytes:
@@ -59,16 +60,20 @@ def wrapping_of(lines: list[bytes]) -> Wrapping | None:
     cuts wherever the width falls, so some cut line ends in a space; a console that wraps words (rich) never does."""
     if max(map(len, lines), default=0) > 4 * MAX_WIDTH:  # a line too long for any screen, even in 4-byte characters
         return None
-    width = max((_width(raw) for raw in lines), default=0)
+    width = max((width_of(raw) for raw in lines), default=0)
     if not MIN_WIDTH <= width <= MAX_WIDTH:
         return None
-    full = [i for i, raw in enumerate(lines[:-1]) if _fills(raw, width)]
+    return wrapping_at(width, [i for i, raw in enumerate(lines[:-1]) if fills(raw, width)], lines.__getitem__)
+
+
+def wrapping_at(width: int, full: list[int], line: Callable[[int], bytes]) -> Wrapping | None:
+    """wrapping_of, once the widest line's width and the lines that fill it (not the last line) are known."""
     if len(full) < MIN_FULL_LINES:
         return None
-    joins = sum(_goes_on(lines[i], lines[i + 1]) for i in full)
+    joins = sum(_goes_on(line(i), line(i + 1)) for i in full)
     if joins < MIN_JOINS:
         return None
-    return Wrapping(width, b"" if any(lines[i].endswith(b" ") for i in full) else b" ")
+    return Wrapping(width, b"" if any(line(i).endswith(b" ") for i in full) else b" ")
 
 
 def unwrap(lines: list[bytes], wrapping: Wrapping) -> dict[int, int]:
@@ -79,7 +84,7 @@ def unwrap(lines: list[bytes], wrapping: Wrapping) -> dict[int, int]:
     i = 0
     while i < len(lines) - 1:
         j = i
-        while j < len(lines) - 1 and _fills(lines[j], width) and _goes_on(lines[j], lines[j + 1]):
+        while j < len(lines) - 1 and fills(lines[j], width) and _goes_on(lines[j], lines[j + 1]):
             j += 1
         if j > i:
             lines[i] = wrapping.sep.join(lines[i:j + 1]).rstrip()
@@ -92,6 +97,6 @@ def unwrap(lines: list[bytes], wrapping: Wrapping) -> dict[int, int]:
 def carry_from(lines: list[bytes], wrapping: Wrapping) -> int:
     """Where the lines that fill the width at the end of a block begin: they may go on in the next block."""
     i = len(lines)
-    while i > 0 and len(lines) - i < MAX_CARRY and _fills(lines[i - 1], wrapping.width):
+    while i > 0 and len(lines) - i < MAX_CARRY and fills(lines[i - 1], wrapping.width):
         i -= 1
     return i
