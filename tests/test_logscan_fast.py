@@ -23,18 +23,15 @@ SIMULATED = [("gpu_ecc_uncorrectable", 4, 1), ("nan_loss_divergence", 2, 2), ("g
              ("storage_checkpoint_write_failure", 2, 3), ("dataloader_corrupt_sample", 2, 1)]
 
 
-def _scan(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[logscan.LogScan, Bundle]:
-    made = logscan.ScanJob
-    monkeypatch.setattr(logscan, "ScanJob", lambda *a, **k: made(*a, **k, fast=fast))
+def _scan(path: Path, fast: bool) -> tuple[logscan.LogScan, Bundle]:
     with Bundle.open(path) as bundle:
-        scan = logscan.scan_bundle(bundle, workers=1)
-    monkeypatch.setattr(logscan, "ScanJob", made)
+        scan = logscan.scan_bundle(bundle, workers=1, fast=fast)
     return scan, bundle
 
 
-def _same_scan(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    slow, bundle = _scan(path, False, monkeypatch)
-    fast, _ = _scan(path, True, monkeypatch)
+def _same_scan(path: Path) -> None:
+    slow, bundle = _scan(path, False)
+    fast, _ = _scan(path, True)
     a, f = dataclasses.asdict(slow), dataclasses.asdict(fast)
     assert [k for k in a if repr(a[k]) != repr(f[k])] == []  # (repr: NaN is not equal to itself)
     names = host_names(bundle)
@@ -49,8 +46,8 @@ def _known_faults() -> set[str]:
 
 
 @pytest.mark.parametrize("case", CASES + DEV, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_fast_scan_is_the_slow_scan_on_written_bundles(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _same_scan(case, monkeypatch)
+def test_fast_scan_is_the_slow_scan_on_written_bundles(case: Path) -> None:
+    _same_scan(case)
 
 
 @pytest.mark.parametrize(("fault", "nodes", "seed"), SIMULATED)
@@ -66,12 +63,15 @@ def test_fast_scan_and_diagnosis_are_the_slow_ones_on_simulated_bundles(
     take = logscan._FileReader._fast_block
     monkeypatch.setattr(logscan._FileReader, "_fast_block",
                         lambda self, block, *a: blocks.append(len(block)) or take(self, block, *a))
-    _same_scan(out, monkeypatch)
+    _same_scan(out)
     assert len(blocks) > 50 and sum(blocks) > 5_000  # the fast path did read blocks
-    answers = []
+    answers, read = [], []
     for fast in (False, True):
+        before = len(blocks)
         with Bundle.open(out) as bundle:
             answers.append(diagnose(bundle, Settings.load(fast_scan=fast)).model_dump(mode="json"))
+        read.append(len(blocks) - before)
+    assert read[0] == 0 and read[1] > 50  # the setting passed to diagnose chose the path
     assert answers[0] == answers[1]
 
 

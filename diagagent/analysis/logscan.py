@@ -1065,11 +1065,12 @@ def default_workers(bundle: Bundle) -> int:
 
 
 def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner | None = None,
-                deadline: float | None = None, runner: Workers | None = None) -> LogScan:
+                deadline: float | None = None, runner: Workers | None = None, fast: bool | None = None) -> LogScan:
     """Read every log file once, in chunks of consecutive files (by `runner`: in this process, a process pool or
     Ray; default: `workers` local processes, or one per core for a bundle past PARALLEL_BYTES), then mine the
     distinct messages into templates in the order one reader would meet them and merge the counts by template: the
-    same scan however the files were cut. No file is started after `deadline` (epoch seconds)."""
+    same scan however the files were cut. No file is started after `deadline` (epoch seconds); `fast`: the block
+    path or line by line (None: Settings.fast_scan)."""
     job = bundle.job
     own = runner is None
     runner = runner or Workers(default_workers(bundle) if workers is None else max(1, workers))
@@ -1078,7 +1079,7 @@ def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner
     parts_wanted = runner.chunks(log_bytes(bundle), len(bundle.log_files), PARALLEL_BYTES, CHUNK_BYTES)
     chunks = _split(bundle.log_files, bundle.root, parts_wanted)
     shares = bundle.new_budget().share(len(chunks))
-    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share, deadline)
+    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share, deadline, fast)
             for chunk, share in zip(chunks, shares)]
     try:
         parts = runner.map(scan_files, jobs)
