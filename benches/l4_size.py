@@ -57,15 +57,10 @@ def scan_cpu(bundle: Path, fast: bool) -> float:
     from diagagent.analysis import logscan
     from diagagent.telemetry import Bundle
 
-    made = logscan.ScanJob
-    logscan.ScanJob = lambda *a, **k: made(*a, **k, fast=fast)  # type: ignore[misc,assignment]
-    try:
-        with Bundle.open(bundle) as b:
-            cpu = time.process_time()
-            logscan.scan_bundle(b, workers=1)
-            return time.process_time() - cpu
-    finally:
-        logscan.ScanJob = made  # type: ignore[misc]
+    with Bundle.open(bundle) as b:
+        cpu = time.process_time()
+        logscan.scan_bundle(b, workers=1, fast=fast)
+        return time.process_time() - cpu
 
 
 def diagnose_in_child(bundle: Path, state: Path, fast: bool) -> dict:

@@ -1,6 +1,6 @@
 """The log scan's fast path against reading every line one by one: the same scan, findings and diagnosis?
 
-Scans each bundle twice (`ScanJob.fast` off and on), and diagnoses it twice (Settings.fast_scan off and on), and
+Scans each bundle twice (`scan_bundle(fast=...)` off and on), and diagnoses it twice (Settings.fast_scan off and on), and
 compares everything (the whole LogScan, the log findings, the diagnosis). Prints per bundle `same` or what differs
 (with `--quiet`, only the counts: for a held-out split), and the CPU seconds of each scan.
 
@@ -34,18 +34,9 @@ def bundles(paths: list[Path]) -> list[Path]:
 
 
 def scan(bundle: Bundle, fast: bool) -> tuple[logscan.LogScan, float]:
-    """One scan with the fast path on or off (every ScanJob made meanwhile gets `fast`), and its CPU seconds."""
-    made = logscan.ScanJob
-
-    def job(*args: object, **kwargs: object) -> logscan.ScanJob:
-        return made(*args, **kwargs, fast=fast)  # type: ignore[arg-type]
-
-    logscan.ScanJob = job  # type: ignore[misc,assignment]
-    try:
-        cpu = time.process_time()
-        return logscan.scan_bundle(bundle, workers=1), time.process_time() - cpu
-    finally:
-        logscan.ScanJob = made  # type: ignore[misc]
+    """One scan with the fast path on or off, and its CPU seconds."""
+    cpu = time.process_time()
+    return logscan.scan_bundle(bundle, workers=1, fast=fast), time.process_time() - cpu
 
 
 def compare(path: Path, state_dir: Path, with_diagnosis: bool = True) -> dict:
