@@ -441,9 +441,11 @@ def _xids(texts: list[str]) -> set[str]:
 
 
 def _what(decision: Decision, schemata: dict[str, FailureSchema], causes: list[Evidence]) -> str:
+    cited_xids = _xids([e.text for e in causes])
+
     def title(fault: str) -> str:
         text = schemata[fault].title if fault in schemata else fault
-        if not _xids([text]) & _xids([e.text for e in causes]):
+        if not _xids([text]) & cited_xids:
             # a title's Xid only where a cited line names it (not on CUDA's 'uncorrectable ECC error encountered'
             # alone, dev:alpaca-lora-123; not Xid 48's title over a dmesg Xid 94)
             text = _XID_IN_TITLE.sub("", text)
@@ -545,9 +547,10 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     # each fault's schema: the best match where it names that fault (its title says Xid 94, not just ECC)
     schemata = {**a.fault_schemata, **{h.fault: h.failure_schema for h in reversed(hits)}}
     xids = _xids([h.line.text for h in decision.hits])
-    if decision.fault and xids:  # the fault's schema whose Xid the evidence shows (Xid 94's, over a closer Xid 48's)
-        schemata[decision.fault] = next((h.failure_schema for h in hits if h.fault == decision.fault
-                                         and _xids([h.failure_schema.title]) & xids), schemata.get(decision.fault))
+    shown = next((h.failure_schema for h in hits if decision.fault and h.fault == decision.fault
+                  and _xids([h.failure_schema.title]) & xids), None)
+    if shown is not None:  # the fault's schema whose Xid the evidence shows (Xid 94's, over a closer Xid 48's)
+        schemata[shown.fault] = shown
     fault_schema = schemata.get(decision.fault) if decision.fault else None
     named = _named_nodes(g, fault_schema, set(bundle.job.hosts))
     decided = [h for h in decision.hits if h.line.role != "symptom" or decision.tier == "weak"] if decision.fault else []
