@@ -65,6 +65,15 @@ def test_a_traceback_cut_before_its_exception_is_cited_by_its_innermost_frame_an
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
     assert 6 in _cited(d)
     assert d.stage == "checkpoint"
+    # it got as far as torch's own code: no framework is hinted at; one that stops inside a framework's code is a
+    # hint of its bug (weak: named at the weak tier's confidence), unless the log shows an exception elsewhere
+    assert d.fault is None
+    cut = lines[:5] + ['  File "/env/site-packages/mmcv/runner/iter_based_runner.py", line 77, in val']
+    d = _diagnose(tmp_path / "fw", {"logs/node-0/stdout.log": "\n".join(cut) + "\n"})
+    assert (d.fault, d.category, d.stage) == ("framework_bug", "framework", "eval")
+    d = _diagnose(tmp_path / "exc", {"logs/node-0/stdout.log": "KeyError: 'pytorch-lightning_version'\n"
+                                     + "\n".join(cut) + "\n"})
+    assert d.fault != "framework_bug"
 
 
 def test_a_repeated_overflow_warning_is_read_where_it_ended_at_the_loss_scales_floor(tmp_path: Path) -> None:

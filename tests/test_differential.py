@@ -79,6 +79,12 @@ def test_a_sigkill_with_no_kernel_line_is_a_kill_of_unknown_cause_and_the_oom_ki
     assert alone.fault == "process_killed_unknown" and alone.tier == "strong"
     with_dmesg = kill + [_line("Out of memory: Killed process 48213 (python) total-vm:1234kB", where="probes")]
     assert decide(BOOK, match_lines(BOOK, with_dmesg), CATEGORIES, None, CHECKS).fault == "host_oom_killed"
+    # a container's memory cgroup at its limit, as the kernel reports it (dev:pai-1089): the OOM killer ran
+    memcg = "[Thu Aug 16 09:05:19 2018] memory: usage 184320000kB, limit {}kB, failcnt 2316326"
+    at_limit = kill + [_line(memcg.format(184320000), where="probes").model_copy(update={"device_state": True})]
+    assert decide(BOOK, match_lines(BOOK, at_limit), CATEGORIES, None, CHECKS).fault == "host_oom_killed"
+    below = kill + [_line(memcg.format(284320000), where="probes").model_copy(update={"device_state": True})]
+    assert decide(BOOK, match_lines(BOOK, below), CATEGORIES, None, CHECKS).fault == "process_killed_unknown"
 
 
 def test_weak_evidence_is_not_sure_and_says_what_would_tell() -> None:

@@ -237,6 +237,15 @@ def test_stage_from_traceback_functions_and_resumed_step() -> None:
     # runs inside it, it is training
     assert stage_of_frames(["<module>", "train", "__init__"]) == "init"
     assert stage_of_frames(["<module>", "train", "__init__", "forward"]) == "training"
+    # the functions real tracebacks and dumps pass through: Paddle's save_infer_program (dev:paddleseg-537), mmcv's
+    # runner.val (dev:mmcv-1107), Lightning's checkpoint restore (dev:stable-audio-tools-163), a loader run inside
+    # train() before its loop (dev:pytorch-146157), a dump stuck tearing down (dev:torchtitan-1342)
+    assert stage_of_frames(["<module>", "main", "train", "save_infer_program"]) == "checkpoint"
+    assert stage_of_frames(["<module>", "main", "run", "val", "val_step"]) == "eval"
+    assert stage_of_frames(["<module>", "main", "fit", "_run", "_restore_modules_and_callbacks"]) == "init"
+    assert stage_of_frames(["<module>", "main", "train", "load_from_path", "load"]) == "init"
+    assert stage_of_frames(["<module>", "destroy_process_group"]) == "shutdown"
+    assert stage_of_frames(["<module>", "main", "saved_tensors_hooks"]) is None  # saved is not save
     assert resume_step("rank=0 loading checkpoint /ckpt/1001/global_step5100") == 5100
     assert resume_step(" loading checkpoint from /ckpt/iter_0012000") == 12000
 

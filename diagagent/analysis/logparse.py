@@ -329,15 +329,22 @@ _FRAME_FUNCTION = re.compile(r'^(?:File "[^"]*", line \d+,? in (\S+)|\S+\.pyx?:\
                              r'([\w.<>]+) \([^()\s]+\.pyx?:\d+\)$)')
 # the functions a traceback passes through while a framework trains, evaluates, saves a checkpoint, or sets up
 _STAGE_OF_FUNCTIONS: list[tuple[str, re.Pattern[str]]] = [
-    ("checkpoint", re.compile(r"save_checkpoint|_save|save_state|save_model|async_save|dcp_save|^save$")),
-    ("eval", re.compile(r"evaluat|validation_step|_validate|eval_step|prediction_step|^test$|test_step|^validate$")),
+    # the process group torn down as the job exits (torchtitan's train.py, dev:torchtitan-1342), Python's atexit
+    ("shutdown", re.compile(r"^destroy_process_group$|^_?atexit|^_run_exitfuncs$")),
+    # any save*: a function named for saving saves state (Paddle's save_infer_program, dev:paddleseg-537)
+    ("checkpoint", re.compile(r"save_checkpoint|_save|^save(?!d)|async_save|dcp_save")),
+    # (mmcv's IterBasedRunner.val -> model.val_step, dev:mmcv-1107)
+    ("eval", re.compile(r"evaluat|validation_step|_validate|eval_step|prediction_step|^test$|test_step|^validate$|"
+                        r"^val$|^val_step$")),
     ("training", re.compile(r"train_step|training_step|forward_backward|_inner_training_loop|train_batch|"
                             r"run_training|^train$|fit_loop|^backward$|optimizer_step|^step$")),
     # a checkpoint or state dict being loaded, by whatever name: DeepSpeed's _load_zero_checkpoint (dev:glm-136),
     # torch.distributed.checkpoint's load_sharded_optimizer_state_dict (dev:pytorch-95892)
     # and a rank picking its GPU (torch.cuda.set_device -> torch._C._cuda_setDevice, dev:mlcommons-training-442)
+    # (Lightning's checkpoint connector _restore_modules_and_callbacks, dev:stable-audio-tools-163)
     ("init", re.compile(r"load_\w*checkpoint|load_\w*state_dict|setup_model|initialize|from_pretrained|"
-                        r"build_model|get_model|resume_or_load|resume_from_checkpoint|^set_device$|_cuda_setDevice")),
+                        r"build_model|get_model|resume_or_load|resume_from_checkpoint|^set_device$|_cuda_setDevice|"
+                        r"_?restore\w*")),
 ]
 
 
@@ -378,8 +385,9 @@ _TRAIN_ENTRY = re.compile(r"^(?:train|run_training)$")
 _RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_loop)$")
 # a constructor or a setup function with no stage named inside it: dev:transformers-25988 (Trainer.__init__ ->
 # create_accelerator_and_postprocess), dev:torchtitan-2184 (Trainer.__init__ -> parallelize_llama)
+# and a loader run before the loop (dev:pytorch-146157, train -> checkpointer.load_from_path -> dcp.load)
 _SETTING_UP = re.compile(r"^(?:__init__|__post_init__|_?setup\w*|configure_\w+|parallelize\w*|_?build_\w+|"
-                         r"create_\w+|_?init_\w+|prepare)$")
+                         r"create_\w+|_?init_\w+|prepare|_?load_\w+)$")
 
 # What a line's words say the job was doing, for logs without iteration lines or a traceback's frames (a partial
 # paste, a Ray actor's output). Checkpoint and eval first: they happen inside training. Written for the phrasing of

@@ -328,6 +328,9 @@ _AER = re.compile(r"AER: (Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected) error r
                   r"PCIe Bus Error: severity=(Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected)", re.IGNORECASE)
 _OOM_KILL = re.compile(r"(?:Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (\d+) \(([^)]*)\)")
 _OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer")
+# mm/memcontrol.c mem_cgroup_print_oom_meminfo(): 'memory: usage %llukB, limit %llukB, failcnt %lu', printed when a
+# memory cgroup's OOM killer runs: usage at the limit (dev:pai-1089, an OpenPAI container killed reading its data)
+_MEMCG_AT_LIMIT = re.compile(r"\bmemory: usage (\d+)kB, limit \1kB, failcnt \d+")
 _LINK_DOWN = re.compile(r"(mlx\d_\w*|ib\w*|bnxt\w*|enp\w+|eth\d+).*\blink (?:is )?down\b", re.IGNORECASE)
 _LINK_UP = re.compile(r"(mlx\d_\w*|ib\w*|bnxt\w*|enp\w+|eth\d+).*\blink (?:is )?up\b", re.IGNORECASE)
 _NIC_MODULE = re.compile(r"mlx5_core.*(?:Port module event|module \d+).*(?:error|unplugged|high temperature)",
@@ -411,6 +414,12 @@ def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg")
             continue
         if _OOM_INVOKED.search(line):
             _sig(r, file, probe, n, line, "oom_invoked", "info", "the OOM killer was invoked (a kill follows)", "",
+                 merge_within=200)
+            continue
+        if _MEMCG_AT_LIMIT.search(line):
+            _sig(r, file, probe, n, line, "memcg_at_limit", "error",
+                 "a memory cgroup (the job's container) used all of its limit: its OOM killer ran",
+                 "Restart from the last checkpoint; lower host memory use or raise the container's memory limit.",
                  merge_within=200)
             continue
         m = _LINK_DOWN.search(line)

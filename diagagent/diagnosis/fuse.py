@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from diagagent.analysis.logparse import line_kind, split_header, stage_of_words
+from diagagent.analysis.logparse import line_kind, split_header, stage_of_frames, stage_of_words
 from diagagent.config import Settings
 from diagagent.contract import Diagnosis, Evidence, EvidenceRole, NodeScore, SchemaMatch
 from diagagent.diagnosis.analyses import INCOMPLETE_CONFIDENCE, Analyses, ProgressSink
@@ -326,6 +326,13 @@ def _findings(a: Analyses) -> list[str]:
             framework = a.signatures.framework_of(frame) if a.signatures is not None else None
             raised = _RAY_WRAPPED.sub(r"\1", e.first.text.strip())
             out.append(f"exception raised{f' in framework {framework}' if framework else ''} at: {frame} => {raised}")
+        shown = any(e.role == "cause" and line_kind(split_header(e.first.text).message) == "exception"
+                    for e in a.logs.events)
+        for loc in [] if shown else a.logs.cut_tracebacks[:1]:  # a traceback cut before its exception, and no other
+            # exception in the logs: where it got to
+            framework = a.signatures.framework_of(loc.text) if a.signatures is not None else None
+            out.append(f"traceback cut before its exception{f' in framework {framework}' if framework else ''} at: "
+                       f"{loc.text.strip()}")
     flows = a.flows
     if flows is not None and flows.has_flows and flows.flagged:
         out += [f"flow straggler: {s.host}" for s in flows.stragglers if s.flagged][:1]
@@ -534,6 +541,9 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     _from_flows(a, g)
     logs = a.logs
     stage = logs.stage if logs is not None else None
+    if stage is None and a.stacks is not None and a.stacks.present:  # where most ranks' stacks are (a hang's dump)
+        stage = next((st for c in a.stacks.clusters if c.role == "healthy"
+                      if (st := stage_of_frames([f.function for f in reversed(c.stack) if not f.native]))), None)
     sig_hits = match_lines(a.signatures, _differential_lines(a), stage) if a.signatures is not None else []
     proof = _cite_hits(a, g, [h for h in sig_hits if h.line.role == "cause"])
     query = list(dict.fromkeys(g.query + _symptom_phrases(a, g)))
