@@ -213,3 +213,8 @@ def test_an_error_no_signature_knows_is_said_to_be_unrecognized_not_absent(tmp_p
     assert d.fault is None and _cited(d) == [1]
     assert "error lines that no known signature or past failure matches" in d.confidence_why.basis
     assert d.root_cause.endswith("... on node-0.")  # cut at a word, and said to be cut
+    # no fault to go by and no training step in the log: failed before training, assumed and said so (dev:
+    # deepspeed-7524); once the log shows a step, the step says training
+    assert d.stage == "init" and any(n.startswith("stage: the logs show no training step") for n in d.notes)
+    d = _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": "iteration 10/100 | loss 2.31\n" + line + "\n"})
+    assert d.stage == "training" and not any(n.startswith("stage: the logs show") for n in d.notes)
