@@ -163,6 +163,21 @@ def test_a_hang_with_no_error_line_takes_its_stage_from_what_the_job_last_said(t
     assert "stage from the job's last words: training" in d.notes
 
 
+def test_in_a_hang_the_rank_that_fell_silent_first_is_cited_by_its_last_line(tmp_path: Path) -> None:
+    # torchrun's [rankN]: prefix, two ranks in one file (dev:torchtitan-1618): rank 1 stops at 'batch 3 start' while
+    # rank 0 goes on printing; a hang's ranks part there
+    lines = [f"[rank{r}]:[titan] 2025-08-21 11:19:52,9{b}{r} - root - INFO - Rank {r} batch {b} {what}"
+             for b in range(1, 4) for r in (0, 1) for what in ("start", "done") if not (r == 1 and b == 3
+                                                                                        and what == "done")]
+    lines += [f"[rank0]:[titan] 2025-08-21 11:19:53,00{b} - root - INFO - Rank 0 batch {b} done" for b in (4, 5)]
+    hung = JOB.replace("status: failed", "status: hung")
+    with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(lines) + "\n"}, hung)) as b:
+        d = diagnose(b, Settings(state_dir=tmp_path / "state"))
+    silent = [e for e in d.evidence if "fell silent first" in e.why]
+    assert [(e.line, e.rank) for e in silent] == [(lines.index(next(x for x in lines if "Rank 1 batch 3 start" in x))
+                                                   + 1, 1)]
+
+
 def test_a_raising_frame_is_cited_with_the_source_line_python_prints_under_it(tmp_path: Path) -> None:
     lines = ["Traceback (most recent call last):",
              '  File "/work/train.py", line 12, in <module>',

@@ -118,6 +118,8 @@ class LogFindings(BaseModel):
     thread_dumps: list[LogLocation] = Field(default_factory=list)
     # tracebacks a file ends in before their exception (a cut paste, a process killed mid-print): the innermost frame
     cut_tracebacks: list[LogLocation] = Field(default_factory=list)
+    # in files that interleave ranks: the last line of the rank that fell silent first (where a hang's ranks part)
+    silent_first: list[LogLocation] = Field(default_factory=list)
     # the launcher's summary of the failed rank (torchrun's root-cause block), in words, with where it is
     launcher_failure: str | None = None
     launcher_failure_at: LogLocation | None = None
@@ -819,7 +821,7 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
                    and (f.launcher_failure.rank is not None or f.launcher_failure.host)), None)
     return LogFindings(events=events, nodes=nodes, stage=stage, last_good_iteration=last_good,
                        last_progress=last_progress, last_line=last_line, last_said=last_said, thread_dumps=where,
-                       cut_tracebacks=cut_at, launcher_failure=failed[1].describe() if failed else None,
+                       cut_tracebacks=cut_at, silent_first=_silent_first(scan.files), launcher_failure=failed[1].describe() if failed else None,
                        launcher_failure_at=LogLocation(file=failed[0].file, line=failed[1].line, host=failed[0].host)
                        if failed else None,
                        first_abnormal_iteration=first_abnormal, slow_from_iteration=tl.slow_from,
@@ -861,6 +863,19 @@ _STDLIB_FRAME = re.compile(r"(?:^|[\s(/])(?:threading|queue|selectors|socket|sub
 def _stuck_in(t: ThreadDump) -> tuple[int, str, str]:
     """The frame a thread was stuck in: its innermost one outside the standard library's waits."""
     return next((fr for fr in t.frames if not _STDLIB_FRAME.search(fr[1])), t.frames[0])
+
+
+def _silent_first(files: list[FileSummary]) -> list[LogLocation]:
+    """In each file whose ranks' last lines part (two ranks or more, ending on different lines): the last line of the
+    rank that printed last the earliest, the file's own last line aside."""
+    out = []
+    for f in files:
+        if len(f.last_by_rank) < 2:
+            continue
+        rank, (line, text) = min(f.last_by_rank.items(), key=lambda kv: (kv[1][0], kv[0]))
+        if line != f.last_line:
+            out.append(LogLocation(file=f.file, line=line, host=f.host, rank=rank, text=text))
+    return out[:MAX_THREAD_DUMPS]
 
 
 def _last_activity(files: list[FileSummary]) -> tuple[LogLocation | None, LogLocation | None]:

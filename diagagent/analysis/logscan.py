@@ -82,6 +82,8 @@ NEAR_LINES = 32  # a line that prints no time takes the time of a line at most t
 K_ACTIVE = ~(K_HEADER | K_INDENTED | K_WARNING_WORDS)
 WORDS_SAY_WARNING = K_ERROR_WORDS | K_WARNING_WORDS  # an INFO line whose words say warning or error
 WORD_STAGES_PER_FILE = 512
+TAIL_LINES = 64  # a block's last lines, read for the file's last line and each rank's
+MAX_RANKS_PER_FILE = 1024
 THREAD_DUMPS_PER_FILE = 256
 FRAME_CODE_PER_FILE = 4096
 FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
@@ -166,6 +168,9 @@ class FileSummary:
     last_progress_line: int = 0
     last_line: int = 0  # the file's last line that is not blank, and its text
     last_text: str = ""
+    # in a file that interleaves ranks by prefix ([rank3]:, srun -l's '3: '): each rank's last line seen near the end
+    # of a block (the rank that fell silent first is where a hang's ranks part, dev:torchtitan-1618)
+    last_by_rank: dict[int, tuple[int, str]] = field(default_factory=dict)
     # lines whose words name a stage (stage_of_words), at the first line of each shape: the words around a cause
     # when its template folded them away ("INFO bootstrap.cu:169 -> 2" under "INFO <*>:<*> -> <*>")
     word_stages: list[tuple[int, Stage, str]] = field(default_factory=list)  # (line, stage, text)
@@ -520,7 +525,7 @@ class _FileReader:
         while index < len(block):
             index = self._fast_from(block, shapes, index, lineno, host_scan)
         end = lineno + len(block)
-        self._last_line(block.lines(max(0, len(block) - 64)), end)
+        self._last_line(block.lines(max(0, len(block) - TAIL_LINES)), end)
         return end
 
     def _classes(self, shapes: BlockShapes, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
@@ -909,11 +914,22 @@ class _FileReader:
         return read_progress_with(layout, raw)
 
     def _last_line(self, lines: list[bytes], lineno: int) -> None:
-        """Keep the block's last line that is not blank (`lineno` is the number of the block's last line)."""
-        for back in range(len(lines) - 1, max(len(lines) - 64, -1), -1):
-            if lines[back].strip():
-                self.summary.last_line, self.summary.last_text = lineno - (len(lines) - 1 - back), _text(lines[back])
+        """Keep the block's last line that is not blank (`lineno` is the number of the block's last line), and each
+        rank's last line among the block's last TAIL_LINES, where a prefix names ranks."""
+        summary, tail = self.summary, lines[-TAIL_LINES:]
+        for back in range(len(tail) - 1, -1, -1):
+            if not tail[back].strip():
+                continue
+            at = lineno - (len(tail) - 1 - back)
+            if summary.last_line < at:
+                summary.last_line, summary.last_text = at, _text(tail[back])
+            if self.lf.rank is not None:
                 return
+            m = _RANK_PREFIX.match(tail[back])
+            rank = self.rank_of(tail[back]) if m is not None else None
+            if rank is not None and summary.last_by_rank.get(rank, (0, ""))[0] < at \
+                    and len(summary.last_by_rank) < MAX_RANKS_PER_FILE:
+                summary.last_by_rank[rank] = (at, _text(tail[back]))
 
     def _finish(self, lineno: int) -> None:
         summary = self.summary

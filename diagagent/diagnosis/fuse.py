@@ -166,6 +166,8 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
     activity = [logs.last_progress] + ([logs.last_line] if a.bundle.job.status == "hung" else [])
     for loc in [x for x in activity if x is not None]:
         g.context.append(_cite_log(a, loc, "context", "the last thing the job did before it stopped"))
+    for loc in logs.silent_first[:2] if a.bundle.job.status == "hung" else []:
+        g.context.append(_cite_log(a, loc, "context", f"the last line of rank {loc.rank}, which fell silent first"))
     if logs.last_said is not None:  # and what it last said it was doing before the failure (saving, evaluating)
         g.context.append(_cite_log(a, logs.last_said, "context", "what the job last said it was doing before it failed"))
     strength = 1.0 if causes else 0.35  # node ranks without any cause event are weak votes
