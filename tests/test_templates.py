@@ -314,6 +314,13 @@ def test_words_that_name_the_stage() -> None:
     assert stage_of_collective("WorkNCCL(SeqNum=808, OpType=ALLREDUCE)") == "training"
     assert stage_of_collective("WorkNCCL(SeqNum=1, OpType=BROADCAST)") == "init"
     assert stage_of_collective("WorkNCCL(SeqNum=42, OpType=ALLREDUCE)") is None
+    # mmcv's EvalHook progress bar is an eval marker after training's epoch lines (dev:mmdetection-9759); Lightning's
+    # sanity check is validation in words only: a marker line is not read as an error, and an error may be fused onto
+    # its progress bar (dev:mlcommons-training-results-v4.0-8)
+    from diagagent.analysis.logparse import marker_of
+    assert marker_of("[>>>>>>>>>>>>>                    ] 6/15, 0.6 task/s, elapsed: 10s, ETA:    15s") == "eval_start"
+    fused = "Sanity Checking DataLoader 0:   0%|          | 0/2 [00:00<?, ?it/s][NeMo E 2024-10-06] Error while fetching"
+    assert stage_of_words(fused) == "eval" and marker_of(fused) != "eval_start"
 
 
 def test_the_step_a_saved_checkpoint_is_named_for() -> None:

@@ -167,7 +167,9 @@ _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
     ("eval_end", re.compile(r"validation loss at|eval(?:uation)? (?:results|metrics|done|finished|complete)|"
                             r"\*+ eval metrics \*+|end of validation|finished evaluat", re.IGNORECASE)),
     ("eval_start", re.compile(r"running evaluation|^evaluating\b|start(?:ing)? (?:evaluation|validation)|"
-                              r"\bvalidation dataloader\b|^validation\b|evaluating (?:on|iter)", re.IGNORECASE)),
+                              r"\bvalidation dataloader\b|^validation\b|evaluating (?:on|iter)|"
+                              # mmcv's ProgressBar in its EvalHook (dev:mmdetection-9759)
+                              r"\d task/s, elapsed: ", re.IGNORECASE)),
     ("shutdown", re.compile(r"training (?:is )?(?:done|finished|complete(?:d)?)|after training is done|"
                             r"exiting program|finished training|max_steps\S* (?:reached|hit)|"
                             r"training ends|trainer\.fit. stopped", re.IGNORECASE)),
@@ -408,7 +410,11 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
                               r"PytorchStreamWriter|save_pretrained|save_model\b")),
     # (pydantic's "1 validation error for DeepSpeedZeroConfig" is a config check, dev:deepspeed-6525; nccl-tests'
     # echo of its arguments "... iters: 20 validation: 1" a flag, dev:nccl-473)
-    ("eval", re.compile(r"(?i)\bevaluat(?:e|ion|ing)\b|\bvalidation\b(?! errors? for)(?!: \d)|\beval(?:_step|_loop)?\b|_validate\b|\bval_\w+")),
+    # (mmcv's ProgressBar, which its EvalHook's single_gpu_test prints: '[>>>>   ] 6/15, 0.6 task/s, elapsed: 10s,
+    # ETA:    15s', dev:mmdetection-9759, dev:solo-179; Lightning's validation sanity check 'Sanity Checking
+    # DataLoader 0:', dev:mlcommons-training-results-v4.0-8)
+    ("eval", re.compile(r"(?i)\bevaluat(?:e|ion|ing)\b|\bvalidation\b(?! errors? for)(?!: \d)|\beval(?:_step|_loop)?\b|_validate\b|\bval_\w+|"
+                        r"\d task/s, elapsed: |\bSanity Checking\b")),
     ("training", re.compile(r"(?i)\btrain(?:ing|er|_step|_batch|_loop)?\b|fit_loop|optimizer\.step|\bbackward\b|"
                             r"rollout|generate_sequences|log_probs?\b|compute_(?:log_prob|ref|values|advantage)|"
                             r"update_(?:actor|policy|critic|weights?)|sleep mode|wake up|\bepoch\b|\bppo\b|\bgrpo\b|"
