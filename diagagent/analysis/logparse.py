@@ -87,8 +87,9 @@ _CARET = re.compile(r"^[~^ ]*\^[~^ ]*$|^[╰─╯]+$")  # also the bottom borde
 _TRACEBACK = re.compile(r"^(?:(?:Original )?Traceback \(most recent call last\):?|terminate called after throwing an instance of|Stack trace:|Exception raised from |"
                         r"During handling of the above exception|The above exception was the direct cause)")
 _FATAL_WORDS = re.compile(r"\b(?:fatal|panic|core dumped|segmentation fault|segfault|sigsegv|sigabrt|sigbus|"
-                          r"unrecoverable|kernel bug|oops|dumped core)\b", re.IGNORECASE)  # PALS: "rank 0 died from
-# signal 11 and dumped core" (dev:ezpz-210)
+                          r"unrecoverable|kernel bug|oops|dumped core|memory access fault)\b", re.IGNORECASE)  # PALS:
+# "rank 0 died from signal 11 and dumped core" (dev:ezpz-210); ROCm's "Memory access fault by GPU node-1 ... Reason:
+# Page not present or supervisor privilege." that aborts the process (dev:tinygrad-3343)
 _ERROR_WORDS = re.compile(
     r"\b(?:errors?|err|errno|exceptions?|fail(?:ed|ure|s|ing)?|abort(?:ed|ing)?|killed|oom|out of memory|timed? ?out|timeout|"
     r"died|uncorrectable|illegal|invalid|corrupt(?:ed|ion)?|denied|refused|unreachable|unable to|cannot|can't|"
