@@ -318,6 +318,8 @@ def test_words_that_name_the_stage() -> None:
     # sanity check is validation in words only: a marker line is not read as an error, and an error may be fused onto
     # its progress bar (dev:mlcommons-training-results-v4.0-8)
     from diagagent.analysis.logparse import marker_of
+    assert stage_of_words("2025-12-12 07:53:41.561 INFO: Loading checkpoint: ./checkpoints/MACE_run-1_epoch-7.pt") == "init"
+    assert stage_of_words("Building extension module scaled_upper_triang_masked_softmax_cuda...") == "init"
     assert marker_of("[>>>>>>>>>>>>>                    ] 6/15, 0.6 task/s, elapsed: 10s, ETA:    15s") == "eval_start"
     fused = "Sanity Checking DataLoader 0:   0%|          | 0/2 [00:00<?, ?it/s][NeMo E 2024-10-06] Error while fetching"
     assert stage_of_words(fused) == "eval" and marker_of(fused) != "eval_start"

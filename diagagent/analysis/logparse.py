@@ -420,7 +420,12 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
                             r"rollout|generate_sequences|log_probs?\b|compute_(?:log_prob|ref|values|advantage)|"
                             r"update_(?:actor|policy|critic|weights?)|sleep mode|wake up|\bepoch\b|\bppo\b|\bgrpo\b|"
                             r"\bloss\b|tokens?/s|samples?/s|Skipping step|OVERFLOW!|autocast")),
-    ("init", re.compile(r"(?i)from_pretrained|load_state_dict|Loading checkpoint shards|init_process_group|"
+    # (a checkpoint loaded to resume: 'Loading checkpoint: ./checkpoints/MACE_run-1_epoch-7.pt', dev:mace-1348;
+    # DeepSpeed's '[Torch] Loading checkpoint from /home/...', dev:glm-136; JIT-built kernels before the first step:
+    # torch.utils.cpp_extension's 'Building extension module X...', dev:modelscope-134, Megatron's '> compiling and
+    # loading fused kernels ...', dev:megatron-lm-1050)
+    ("init", re.compile(r"(?i)from_pretrained|load_state_dict|Loading checkpoint\b|init_process_group|"
+                        r"Building extension module|Loading extension module|compiling and loading fused kernels|"
                         r"initializ(?:e|ing)|\bimport\b|ModuleNotFoundError|ImportError|build(?:ing)?[_ ]model|"
                         r"rendezvous|TCPStore|\bsetup\b|Downloading|loading (?:the )?(?:model|weights|dataset)|"
                         # NCCL's communicator setup (ncclCommInitRank ... Init COMPLETE, dev:deepspeed-2931), datasets
