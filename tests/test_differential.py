@@ -115,3 +115,15 @@ def test_a_hint_the_schema_agrees_with_is_named_at_the_weak_tier_not_the_strong(
     assert decision.confidence == BOOK.confidence["weak"] < BOOK.confidence["strong"]
     proof = hint + [_line("Assertion `srcIndex < srcSelectDimSize` failed.")]
     assert decide(BOOK, match_lines(BOOK, proof), CATEGORIES, None, CHECKS).tier == "strong"
+
+
+def test_a_schema_no_line_supports_weighs_less_than_another_faults_strong_signature() -> None:
+    # transformers' staging-directory rename failing in a save (dev:axolotl-948): the FileNotFoundError matches the
+    # checkpoint-load schema almost word for word, but the line signature names the framework's bug
+    line = _line("FileNotFoundError: [Errno 2] No such file or directory: 'model/tmp-checkpoint-49' -> "
+                 "'model/checkpoint-49'")
+    decision = decide(BOOK, match_lines(BOOK, [line]), CATEGORIES, ("checkpoint_load_failure", 0.98), CHECKS)
+    assert (decision.fault, decision.category) == ("framework_bug", "framework")
+    # with no line signature at all, the schema alone still names its fault
+    alone = decide(BOOK, [], CATEGORIES, ("checkpoint_load_failure", 0.98), CHECKS)
+    assert alone.fault == "checkpoint_load_failure" and alone.tier == "schema"

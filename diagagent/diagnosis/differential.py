@@ -24,6 +24,7 @@ DEVICE_STATE_FACTOR = 1.5  # a probe's or the kernel's word on the device outwei
 SCHEMA_WEIGHT = 0.7  # the best schema adds this much, times its score squared, to its fault: a close match of the
 # exact text (0.9 and more) weighs about as much as a strong signature, a loose one (0.5) little
 MAX_CANDIDATES = 3
+UNSUPPORTED = 0.5  # ... halved when no line signature supports its fault and another fault has a strong one
 CATEGORY_SHARE = 0.6  # an undecided fault's category is named when this share of the evidence points to it
 
 
@@ -133,7 +134,11 @@ def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category]
         why[fault] = [f"{h.signature.id} ({h.signature.strength})" for h in mine[:3]]
     if schema is not None and schema[0] in categories:
         fault, score = schema
-        scores[fault] = scores.get(fault, 0.0) + SCHEMA_WEIGHT * min(score, 1.0) ** 2
+        # a schema that matched the text weighs less against a line signature of another fault when no line of its
+        # own fault has one (a FileNotFoundError in a save matches the checkpoint-load schema word for word,
+        # dev:axolotl-948)
+        alone = fault not in scores and any(h.weight >= book.weights["strong"] * ROLE_FACTOR["context"] for h in hits)
+        scores[fault] = scores.get(fault, 0.0) + SCHEMA_WEIGHT * min(score, 1.0) ** 2 * (UNSUPPORTED if alone else 1.0)
         why.setdefault(fault, []).append(f"best schema match ({score:.2f})")
     if not hits and schema is not None and schema[0] in categories and schema[1] >= book.schema_alone_at:
         fault = schema[0]  # nothing in the lines; structural findings (stacks, flows, probes) matched a schema
