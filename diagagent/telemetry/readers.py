@@ -12,10 +12,13 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from diagagent.telemetry.errors import IssueKind, ReadIssue
 from diagagent.telemetry.limits import ReadBudget
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than 1 MiB is cut there (and counted)
 BLOCK_BYTES = 1 << 22  # files are read in blocks of this many (decompressed) bytes
@@ -135,11 +138,12 @@ class LineBlock:
 
     __slots__ = ("body", "ends", "starts")
 
-    def __init__(self, body: bytes) -> None:
+    def __init__(self, body: bytes, newline: np.ndarray | None = None) -> None:
+        """`newline`: where body's bytes are newlines (a bool array), when the caller has it already."""
         import numpy as np
 
         self.body = body
-        newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
+        newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10 if newline is None else newline)
         self.ends = np.append(newlines, len(body))
         self.starts = np.concatenate(([0], newlines + 1))
 
@@ -246,7 +250,14 @@ class LineChunks:
 
     def _chunks(self, body: bytes, cut: bool = False) -> Iterator[tuple[int, list[bytes]]]:
         """The lines of `body` (whole lines, the last without its newline), to the line budgets."""
-        n = body.count(b"\n") + 1
+        newline = None
+        if self.blocks and not cut:  # the newlines are found once, for the count and the LineBlock
+            import numpy as np
+
+            newline = np.frombuffer(body, np.uint8) == 10
+            n = int(np.count_nonzero(newline)) + 1
+        else:
+            n = body.count(b"\n") + 1
         limits, budget = self.budget.limits, self.budget
         room = min(limits.file_lines - self.lines, budget.lines_left)
         over = n > room
@@ -255,11 +266,12 @@ class LineChunks:
             cap = limits.file_lines if which == "file_lines" else limits.bundle_lines
             n = max(room, 0)
             body = b"\n".join(body.split(b"\n", n)[:n]) if n else b""
+            newline = None
         if n:
             first = self.lines + 1
             if n * 8 > len(body) and n > 64:  # mostly empty lines: hand on each run of blank lines once
                 yield from self._squeezed(body, first)
-            elif self.blocks and not cut and (block := LineBlock(body)).longest() <= self.max_line:
+            elif self.blocks and not cut and (block := LineBlock(body, newline)).longest() <= self.max_line:
                 self.kept += n
                 yield first, block  # type: ignore[misc]
             else:
