@@ -14,7 +14,6 @@ from diagagent.analysis.templates import SHAPE_TABLE
 from diagagent.analysis.wrapping import MAX_WIDTH, MIN_WIDTH, Wrapping, fills, width_of, wrapping_at
 from diagagent.telemetry.readers import LineBlock
 
-_HEX = re.compile(b"0x")
 WINDOW = 10  # the progress checks' window (logscan._WINDOW)
 
 
@@ -30,10 +29,25 @@ class BlockShapes:
         encoded = pc.dictionary_encode(lines)
         self.index = encoded.indices.to_numpy(zero_copy_only=False)  # line -> distinct shape
         self.values: list[bytes] = [v[:-1] for v in encoded.dictionary.to_pylist()]
+        # a line holding `0x` has a shape holding `0x` (digits shape to 0, x stays): only the lines of such shapes
+        # are looked at, one by one (a pass over the block's bytes would cost as much as the shapes did)
+        hexy = [j for j, value in enumerate(self.values) if b"0x" in value]
         self.hex_rows = np.empty(0, np.int64)
-        if b"0x" in block.body:
-            at = np.fromiter((m.start() for m in _HEX.finditer(block.body)), np.int64)
-            self.hex_rows = np.unique(np.searchsorted(block.ends, at))
+        if hexy:
+            rows = np.flatnonzero(np.isin(self.index, hexy))
+            self.hex_rows = rows[[b"0x" in line(block, i) for i in rows.tolist()]].astype(np.int64)
+
+    def first_rows(self) -> np.ndarray:
+        """The block's first line of each distinct shape. dictionary_encode numbers the shapes in the order they
+        first occur, so shape j first occurs where the running maximum of the lines' shapes reaches j (checked: else
+        found by sorting)."""
+        if not len(self.index):
+            return np.empty(0, np.int64)
+        peak = np.maximum.accumulate(self.index)
+        rises = np.flatnonzero(np.concatenate(([True], peak[1:] != peak[:-1])))
+        if len(rises) == len(self.values) and int(peak[-1]) == len(self.values) - 1:
+            return rises  # (one rise per shape, each by one: shape j's first line is the j-th rise)
+        return np.unique(self.index, return_index=True)[1]
 
 
 def column(block: LineBlock, rows: np.ndarray, start: int, end: int) -> np.ndarray:

@@ -375,7 +375,7 @@ def innermost_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
 _BULK, _SILENT, _PROGRESS, _CANDIDATE = 0, 1, 2, 3  # the fast path's line classes (see _FileReader._fast_block)
 _PROGRESS_FIELDS = ("iteration", "loss", "grad_norm", "step_time_s", "nan_iterations")  # ProgressLayout.spans' order
 _ROOT_CAUSE = b"Root Cause (first observed failure)"
-_RELEARN = 16  # per file: re-reading a block's classes costs a pass over its distinct shapes and remaining lines
+_RELEARN = 8  # per block: re-reading a block's classes costs a pass over its distinct shapes and remaining lines
 
 
 def _columnar(layout: ProgressLayout | None | bool) -> bool:
@@ -516,6 +516,7 @@ class _FileReader:
 
     def _fast_block(self, block: LineBlock, lineno: int, host_scan: HostScan) -> int:
         shapes = BlockShapes(block)
+        self.relearn = _RELEARN
         index = 0
         while index < len(block):
             index = self._fast_from(block, shapes, index, lineno, host_scan)
@@ -549,12 +550,24 @@ class _FileReader:
         cls, mids, timed = d_class[rows], d_mid[rows], d_timed[rows]
         hexed = shapes.hex_rows[shapes.hex_rows >= index] - index
         cls[hexed] = _CANDIDATE
-        counted = np.flatnonzero((cls == _BULK) | (cls == _PROGRESS))
         seen = self.seen
-        new_mids, at = np.unique(mids[counted], return_index=True)
-        for mid, row in zip(new_mids.tolist(), at.tolist(), strict=True):
-            if mid not in seen:  # a message's first line in this file
-                cls[counted[row]] = _CANDIDATE
+        unseen = [j for j, (c, mid) in enumerate(zip(d_class.tolist(), d_mid.tolist(), strict=True))
+                  if c in (_BULK, _PROGRESS) and mid not in seen]
+        if unseen:  # a message's first line in this file (of those counted in bulk) goes to the per-line reader
+            firsts = shapes.first_rows() if index == 0 else None
+            hexed_shapes = set(shapes.index[shapes.hex_rows].tolist())
+            first_of: dict[int, int] = {}  # message id -> its first line counted in bulk
+            for j in unseen:
+                if firsts is not None and j not in hexed_shapes:  # (every line of shape j is counted in bulk)
+                    row = int(firsts[j])
+                else:
+                    at = np.flatnonzero((rows == j) & (cls != _CANDIDATE))
+                    if not len(at):
+                        continue
+                    row = int(at[0])
+                mid = int(d_mid[j])
+                first_of[mid] = min(row, first_of.get(mid, row))
+            cls[list(first_of.values())] = _CANDIDATE
         return cls, mids, timed, [levels[m] if m >= 0 else -1 for m in d_mid.tolist()]
 
     def _fast_from(self, block: LineBlock, shapes: BlockShapes, index: int, lineno: int, host_scan: HostScan) -> int:
