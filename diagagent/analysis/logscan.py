@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diagagent.analysis.logblocks import BlockShapes, block_wrapping, column, no_jump, no_slowdown
+from diagagent.analysis.logblocks import BlockShapes, ShapeColumns, block_wrapping, line, no_jump, no_slowdown
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
     LauncherFailure,
@@ -416,6 +416,7 @@ class _FileReader:
         self.spans: dict[int, int] = {}  # the first line of a record joined back from cut lines: its last line
         self.fast = False  # read blocks at once where that gives the same result (see _fast_block)
         self.relearn = _RELEARN  # how many more times a block's classes may be read again for shapes learned since
+        self.columns: dict[bytes, ShapeColumns] = {}  # a progress line shape -> how to read its fields by column
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -662,12 +663,17 @@ class _FileReader:
         present = {name: np.zeros(len(rows), bool) for name in _PROGRESS_FIELDS}
         which = shapes.index[rows]
         for j in np.unique(which).tolist():
-            layout = self.part.layouts[shapes.values[j]]
+            key = shapes.values[j]
+            fields = [(name, scale) for name, (_, end, scale) in zip(_PROGRESS_FIELDS, self.part.layouts[key].spans,
+                                                                      strict=True) if end]
             sel = np.flatnonzero(which == j)
-            for name, (start, end, scale) in zip(_PROGRESS_FIELDS, layout.spans, strict=True):
-                if end:
-                    cols[name][sel] = column(block, rows[sel], start, end) * scale
-                    present[name][sel] = True
+            reader = self.columns.get(key)
+            if reader is None:
+                spans = [(start, end) for start, end, _ in self.part.layouts[key].spans if end]
+                reader = self.columns[key] = ShapeColumns(line(block, int(rows[sel[0]])), spans)
+            for (name, scale), values in zip(fields, reader.read(block, rows[sel]), strict=True):
+                cols[name][sel] = values * scale
+                present[name][sel] = True
         if not all(np.isfinite(cols[name][present[name]]).all() for name in _PROGRESS_FIELDS):
             return False
         loss, grad = cols["loss"][present["loss"]], cols["grad_norm"][present["grad_norm"]]
