@@ -170,11 +170,13 @@ class LineChunks:
     (budget, break) is one `ReadIssue` in `issues` naming the file, the budget and what was read."""
 
     def __init__(self, path: Path, display: str, issues: list[ReadIssue], budget: ReadBudget | None = None,
-                 max_line: int = MAX_LINE_BYTES, block: int = BLOCK_BYTES, blocks: bool = False) -> None:
+                 max_line: int = MAX_LINE_BYTES, block: int = BLOCK_BYTES, blocks: bool = False,
+                 next_block: int | None = None) -> None:
         self.path, self.display, self.issues = path, display, issues
         self.blocks = blocks  # hand a chunk on as one LineBlock where it needs no per-line care (blank runs, cut lines)
         self.budget = budget if budget is not None else ReadBudget()
         self.max_line, self.block = max_line, block
+        self.next_block = next_block or block  # the reads of a plain file after its first
         self.lines = 0  # physical lines read
         self.bytes = 0  # (decompressed) bytes read
         self.kept = 0  # lines handed on (blank runs count once)
@@ -187,7 +189,7 @@ class LineChunks:
         name = self.path.name
         kind = "gz" if name.endswith((".gz", ".tgz")) else "zst" if name.endswith((".zst", ".zstd")) else ""
         with self.path.open("rb") as raw:
-            source = _compressed_blocks(raw, kind, self.block) if kind else iter(lambda: raw.read(self.block), b"")
+            source = _compressed_blocks(raw, kind, self.block) if kind else self._reads(raw)
             for data in source:
                 room = min(limits.file_bytes - self.bytes, budget.bytes_left)
                 if len(data) > room:
@@ -205,6 +207,12 @@ class LineChunks:
                     if ratio > limits.max_ratio:
                         raise _Stop("budget", f"decompression ratio {ratio:,.0f}:1 is over limits.max_ratio "
                                               f"({limits.max_ratio:,.0f}:1; a compression bomb?)")
+
+    def _reads(self, raw: IO[bytes]) -> Iterator[bytes]:
+        size = self.block
+        while data := raw.read(size):
+            yield data
+            size = self.next_block
 
     def _take(self, data: bytes) -> None:
         self.bytes += len(data)
