@@ -376,7 +376,8 @@ def innermost_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
     return frames[-1] if frames else None
 
 
-_BULK, _SILENT, _PROGRESS, _CANDIDATE = 0, 1, 2, 3  # the fast path's line classes (see _FileReader._fast_block)
+_BULK, _SILENT, _PROGRESS, _CANDIDATE, _REPEAT = 0, 1, 2, 3, 4  # the fast path's line classes (_FileReader._fast_block)
+_COUNTED = (_BULK, _PROGRESS, _REPEAT)  # the classes counted in bulk
 _PROGRESS_FIELDS = ("iteration", "loss", "grad_norm", "step_time_s", "nan_iterations")  # ProgressLayout.spans' order
 _ROOT_CAUSE = b"Root Cause (first observed failure)"
 _RELEARN = 8  # per block: re-reading a block's classes costs a pass over its distinct shapes and remaining lines
@@ -514,7 +515,9 @@ class _FileReader:
     # Every line's shape comes from one vectorized pass (BlockShapes). A line whose shape is known, whose message is
     # below warning, says no warning, is no marker, traceback or dump line, and was seen before in this file ("bulk")
     # changes nothing in the per-line reader but its message's count and, if it prints a time, the latest timed line:
-    # those are taken in bulk. A progress line of a known layout is read by column, and the progress checks run over
+    # those are taken in bulk. A warning or error seen before in this file that is no marker, traceback or dump line
+    # either (no K_ACTIVE bit: "repeat") changes that and the line its message was last printed at: taken in bulk too,
+    # the last one per message. A progress line of a known layout is read by column, and the progress checks run over
     # the columns; where one could fire (a jump, a slowdown, NaN), the lines go through the per-line reader. Every other
     # line ("candidate"), and the lines after one while a traceback or a root-cause block is open, go through the
     # per-line reader (_lines) in order, so the result is the same as reading every line with it.
@@ -530,7 +533,7 @@ class _FileReader:
         return end
 
     def _classes(self, shapes: BlockShapes, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
-        """Lines index.. of the block: each one's class (_BULK, _SILENT, _PROGRESS, _CANDIDATE), message id, and
+        """Lines index.. of the block: each one's class (_BULK, _SILENT, _PROGRESS, _REPEAT, _CANDIDATE), message id, and
         whether it prints a time; and the levels the classes were read at (-1: a shape not yet known)."""
         shaper, layouts = self.shaper, self.part.layouts
         kinds, levels = shaper.kinds, shaper.levels
@@ -546,7 +549,8 @@ class _FileReader:
             if mid == BLANK:
                 d_class[j] = _SILENT
             elif levels[mid] >= WARNING or kind & WORDS_SAY_WARNING:
-                continue
+                if not kind & K_ACTIVE:  # (its words say warning, not error: K_ERROR_WORDS is active)
+                    d_class[j] = _REPEAT
             elif not kind & K_ACTIVE:
                 d_class[j] = _BULK
             elif kind & K_ACTIVE == K_ITERATION and _columnar(layouts.get(key)) and _ROOT_CAUSE not in key:
@@ -557,7 +561,7 @@ class _FileReader:
         cls[hexed] = _CANDIDATE
         seen = self.seen
         unseen = [j for j, (c, mid) in enumerate(zip(d_class.tolist(), d_mid.tolist(), strict=True))
-                  if c in (_BULK, _PROGRESS) and mid not in seen]
+                  if c in _COUNTED and mid not in seen]
         if unseen:  # a message's first line in this file (of those counted in bulk) goes to the per-line reader
             firsts = shapes.first_rows() if index == 0 else None
             hexed_shapes = set(shapes.index[shapes.hex_rows].tolist())
@@ -589,7 +593,7 @@ class _FileReader:
             if cand < pos:
                 continue
             if cand > pos:
-                self._gap(block, shapes, index, pos, cand, cls, timed, lineno, handled, host_scan)
+                self._gap(block, shapes, index, pos, cand, cls, mids, timed, lineno, handled, host_scan)
             if cand == len(cls):
                 break
             j = int(shapes.index[index + cand]) if relearn else -1
@@ -607,7 +611,7 @@ class _FileReader:
                                                   or self._levels_moved(shapes, levels_then)):
                 stop = pos
                 break
-        bulk = ((cls[:stop] == _BULK) | (cls[:stop] == _PROGRESS)) & ~handled[:stop]
+        bulk = np.isin(cls[:stop], _COUNTED) & ~handled[:stop]
         if bulk.any():
             counted = np.bincount(mids[:stop][bulk])
             ids = np.flatnonzero(counted)
@@ -638,8 +642,8 @@ class _FileReader:
                     host_scan)
 
     def _gap(self, block: LineBlock, shapes: BlockShapes, index: int, a: int, b: int, cls: np.ndarray,
-             timed: np.ndarray, lineno: int, handled: np.ndarray, host_scan: HostScan) -> None:
-        """Lines a..b (of those from `index`): bulk and progress lines only."""
+             mids: np.ndarray, timed: np.ndarray, lineno: int, handled: np.ndarray, host_scan: HostScan) -> None:
+        """Lines a..b (of those from `index`): bulk, repeat and progress lines only."""
         progress = np.flatnonzero(cls[a:b] == _PROGRESS) + a
         if len(progress) and not self._progress_columns(block, shapes, index + progress, lineno):
             for pos in range(a, b):  # a check could fire: the per-line reader, in order
@@ -654,6 +658,11 @@ class _FileReader:
         if len(times):
             row = index + int(times[-1])
             self.last_timed = (lineno + row + 1, block.body[int(block.starts[row]):int(block.ends[row])])
+        repeats = np.flatnonzero(cls[a:b] == _REPEAT) + a
+        if len(repeats):
+            last = dict(zip(mids[repeats].tolist(), repeats.tolist(), strict=True))  # message -> its last line here
+            for mid, pos in last.items():
+                self.repeated[mid] = (lineno + index + pos + 1, line(block, index + pos))
 
     def _progress_columns(self, block: LineBlock, shapes: BlockShapes, rows: np.ndarray, lineno: int) -> bool:
         """Progress lines (block rows) read by column, when no check can fire on them and the stage stays; False
