@@ -232,9 +232,12 @@ class LineChunks:
                         if end < 0:
                             continue
                         data, cutting = data[end + 1:], False
-                    data = tail + data if tail else data
                     last = data.rfind(b"\n")
-                    body, tail = (data[:last], data[last + 1:]) if last >= 0 else (None, data)
+                    if last < 0:
+                        body, tail = None, tail + data
+                    else:  # (one copy of the block's bytes, not two: the tail joined to a view of them)
+                        body = b"".join((tail, memoryview(data)[:last])) if tail else data[:last]
+                        tail = data[last + 1:]
                     if body is not None:
                         yield from self._chunks(body)
                     if len(tail) > self.max_line:
