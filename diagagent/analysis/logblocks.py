@@ -34,7 +34,9 @@ class BlockShapes:
         hexy = [j for j, value in enumerate(self.values) if b"0x" in value]
         self.hex_rows = np.empty(0, np.int64)
         if hexy:
-            rows = np.flatnonzero(np.isin(self.index, hexy))
+            of_hexy = np.zeros(len(self.values), bool)
+            of_hexy[hexy] = True
+            rows = np.flatnonzero(of_hexy[self.index])
             self.hex_rows = rows[[b"0x" in line(block, i) for i in rows.tolist()]].astype(np.int64)
 
     def first_rows(self) -> np.ndarray:
@@ -85,7 +87,7 @@ class ShapeColumns:
 
     def read(self, block: LineBlock, rows: np.ndarray) -> list[np.ndarray]:
         """Each field's number in each of these lines (all of this shape), as float() reads it."""
-        digits = (np.frombuffer(block.body, np.uint8)[block.starts[rows][:, None] + self.offsets]
+        digits = (np.take(np.frombuffer(block.body, np.uint8), block.starts[rows][:, None] + self.offsets)
                   - np.uint8(48)).astype(np.float64)
         # exact in binary64: every product and partial sum is a whole number of at most 15 digits, below 2**53
         numbers = digits @ self.weights

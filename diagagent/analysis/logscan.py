@@ -611,7 +611,7 @@ class _FileReader:
                                                   or self._levels_moved(shapes, levels_then)):
                 stop = pos
                 break
-        bulk = np.isin(cls[:stop], _COUNTED) & ~handled[:stop]
+        bulk = (cls[:stop] != _SILENT) & (cls[:stop] != _CANDIDATE) & ~handled[:stop]  # (the _COUNTED classes)
         if bulk.any():
             counted = np.bincount(mids[:stop][bulk])
             ids = np.flatnonzero(counted)
