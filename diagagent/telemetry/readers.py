@@ -138,12 +138,13 @@ class LineBlock:
 
     __slots__ = ("body", "ends", "starts")
 
-    def __init__(self, body: bytes, newline: np.ndarray | None = None) -> None:
-        """`newline`: where body's bytes are newlines (a bool array), when the caller has it already."""
+    def __init__(self, body: bytes, newlines: np.ndarray | None = None) -> None:
+        """`newlines`: the offsets of body's newlines, when the caller has them already."""
         import numpy as np
 
         self.body = body
-        newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10 if newline is None else newline)
+        if newlines is None:
+            newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
         self.ends = np.append(newlines, len(body))
         self.starts = np.concatenate(([0], newlines + 1))
 
@@ -261,12 +262,12 @@ class LineChunks:
 
     def _chunks(self, body: bytes, cut: bool = False) -> Iterator[tuple[int, list[bytes]]]:
         """The lines of `body` (whole lines, the last without its newline), to the line budgets."""
-        newline = None
+        newlines = None
         if self.blocks and not cut:  # the newlines are found once, for the count and the LineBlock
             import numpy as np
 
-            newline = np.frombuffer(body, np.uint8) == 10
-            n = int(np.count_nonzero(newline)) + 1
+            newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
+            n = len(newlines) + 1
         else:
             n = body.count(b"\n") + 1
         limits, budget = self.budget.limits, self.budget
@@ -277,12 +278,12 @@ class LineChunks:
             cap = limits.file_lines if which == "file_lines" else limits.bundle_lines
             n = max(room, 0)
             body = b"\n".join(body.split(b"\n", n)[:n]) if n else b""
-            newline = None
+            newlines = None
         if n:
             first = self.lines + 1
             if n * 8 > len(body) and n > 64:  # mostly empty lines: hand on each run of blank lines once
                 yield from self._squeezed(body, first)
-            elif self.blocks and not cut and (block := LineBlock(body, newline)).longest() <= self.max_line:
+            elif self.blocks and not cut and (block := LineBlock(body, newlines)).longest() <= self.max_line:
                 self.kept += n
                 yield first, block  # type: ignore[misc]
             else:
