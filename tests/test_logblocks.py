@@ -3,6 +3,8 @@ holding 0x, and the progress checks' window tests."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -67,3 +69,16 @@ def test_the_window_checks_are_the_per_line_checks(seed: int) -> None:
             values[int(rng.integers(len(values)))] *= float(rng.choice([1.2, 1.4, 6.0, 12.0]))
         assert no_jump(history, values, 5.0) == (not _jumps(history, values.tolist(), 5.0))
         assert no_slowdown(history, values, 1.3, 5) == (not _slows(history, values.tolist(), 1.3, 5))
+
+
+@pytest.mark.parametrize(("block", "next_block"), [(64, 16), (4096, 64), (1 << 20, 1 << 20)])
+def test_smaller_reads_after_the_first_give_the_same_lines(tmp_path: Path, block: int, next_block: int) -> None:
+    from diagagent.telemetry.readers import LineChunks
+
+    lines = [b"x" * (i % 97) + b" %d" % i for i in range(2000)]
+    path = tmp_path / "rank-0.log"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for blocks in (False, True):
+        chunks = LineChunks(path, path.name, [], block=block, blocks=blocks, next_block=next_block)
+        got = [line for _, part in chunks for line in (part.lines() if isinstance(part, LineBlock) else part)]
+        assert got == lines and chunks.lines == len(lines)
