@@ -98,18 +98,27 @@ def test_the_setting_turns_the_fast_path_off(tmp_path: Path, monkeypatch: pytest
     (["123456789012345", "999999999999999"], True), (["9.999999999999999E+22"], False), (["1.5e-30", "2.5e-30"], False),
     (["nan", "inf"], False), (["1_000", "2_000"], False), (["1234567890.123456", "9234567890.123456"], False),
 ])
-def test_a_progress_column_reads_as_float_reads_each_number(numbers: list[str], by_column: bool) -> None:
+def test_a_progress_column_reads_as_float_reads_each_number(numbers: list[str], by_column: bool,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
-    from diagagent.analysis.logblocks import _decimal_column, column
+    from diagagent.analysis import logblocks
+    from diagagent.analysis.templates import SHAPE_TABLE
     from diagagent.telemetry.readers import LineBlock
 
     rng = np.random.default_rng(7)
     texts = numbers + ["".join(str(rng.integers(10)) if c.isdigit() and "e" not in n[:i].lower() else c
                                for i, c in enumerate(n)) for n in numbers * 50]  # other digits, the same exponent
     block = LineBlock(b"\n".join(b"it | " + t.encode() + b" |" for t in texts))
-    rows, width = np.arange(len(texts)), len(texts[0])
-    got = column(block, rows, 5, 5 + width)
+    width = len(texts[0])
+    one_by_one = []  # the numbers float() read, line by line
+    monkeypatch.setattr(logblocks, "float", lambda text: one_by_one.append(text) or float(text), raising=False)
+    shapes = np.array([t.encode().translate(SHAPE_TABLE) for t in texts])
+    got = np.empty(len(texts))
+    for shape in np.unique(shapes):  # (ShapeColumns reads the lines of one shape)
+        rows = np.flatnonzero(shapes == shape)
+        reader = logblocks.ShapeColumns(logblocks.line(block, int(rows[0])), [(5, 5 + width)])
+        got[rows] = reader.read(block, rows)[0]
     want = np.array([float(t) for t in texts])
     assert np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want))
-    assert (_decimal_column(block, block.starts[rows] + 5, width) is not None) == by_column
+    assert (one_by_one == []) == by_column

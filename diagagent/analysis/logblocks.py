@@ -14,7 +14,6 @@ from diagagent.analysis.templates import SHAPE_TABLE
 from diagagent.analysis.wrapping import MAX_WIDTH, MIN_WIDTH, Wrapping, fills, width_of, wrapping_at
 from diagagent.telemetry.readers import LineBlock
 
-_HEX = re.compile(b"0x")
 WINDOW = 10  # the progress checks' window (logscan._WINDOW)
 
 
@@ -30,55 +29,91 @@ class BlockShapes:
         encoded = pc.dictionary_encode(lines)
         self.index = encoded.indices.to_numpy(zero_copy_only=False)  # line -> distinct shape
         self.values: list[bytes] = [v[:-1] for v in encoded.dictionary.to_pylist()]
+        # a line holding `0x` has a shape holding `0x` (digits shape to 0, x stays): only the lines of such shapes
+        # are looked at, one by one (a pass over the block's bytes would cost as much as the shapes did)
+        hexy = [j for j, value in enumerate(self.values) if b"0x" in value]
         self.hex_rows = np.empty(0, np.int64)
-        if b"0x" in block.body:
-            at = np.fromiter((m.start() for m in _HEX.finditer(block.body)), np.int64)
-            self.hex_rows = np.unique(np.searchsorted(block.ends, at))
+        if hexy:
+            of_hexy = np.zeros(len(self.values), bool)
+            of_hexy[hexy] = True
+            rows = np.flatnonzero(of_hexy[self.index])
+            self.hex_rows = rows[[b"0x" in line(block, i) for i in rows.tolist()]].astype(np.int64)
 
-
-def column(block: LineBlock, rows: np.ndarray, start: int, end: int) -> np.ndarray:
-    """The number at bytes start:end of each of these lines (lines of one shape: at the same offsets), as float()
-    reads it: by column where its text is a plain decimal, else one by one."""
-    first = block.starts[rows] + start
-    parsed = _decimal_column(block, first, end - start)
-    if parsed is not None:
-        return parsed
-    fields = map(block.body.__getitem__, map(slice, first.tolist(), (first + (end - start)).tolist()))
-    return np.fromiter(map(float, fields), np.float64, len(rows))
+    def first_rows(self) -> np.ndarray:
+        """The block's first line of each distinct shape. dictionary_encode numbers the shapes in the order they
+        first occur, so shape j first occurs where the running maximum of the lines' shapes reaches j (checked: else
+        found by sorting)."""
+        if not len(self.index):
+            return np.empty(0, np.int64)
+        peak = np.maximum.accumulate(self.index)
+        rises = np.flatnonzero(np.concatenate(([True], peak[1:] != peak[:-1])))
+        if len(rises) == len(self.values) and int(peak[-1]) == len(self.values) - 1:
+            return rises  # (one rise per shape, each by one: shape j's first line is the j-th rise)
+        return np.unique(self.index, return_index=True)[1]
 
 
 _DECIMAL = re.compile(rb" *([+-]?)(\d{1,15})(?:\.(\d*))?(?:[eE]([+-]?)(\d{1,3}))? *")
 _POW10 = np.array([float(10 ** k) for k in range(23)])  # exact in binary64
 
 
-def _decimal_column(block: LineBlock, first: np.ndarray, width: int) -> np.ndarray | None:
-    """The numbers of `width` bytes from `first` on, when they are plain decimals written alike (the same bytes but
-    digits): a whole-number mantissa of at most 15 digits (exact in binary64) times or over a power of ten of at most
-    22 (exact too), one rounding, the very double float() reads. None otherwise."""
-    template = block.body[int(first[0]):int(first[0]) + width]
-    m = _DECIMAL.fullmatch(template)
-    if m is None or len(m.group(2)) + len(m.group(3) or b"") > 15:
-        return None
-    text = np.frombuffer(block.body, np.uint8)[first[:, None] + np.arange(width)]
-    digits = np.frombuffer(template.translate(SHAPE_TABLE), np.uint8) == 48
-    if not ((text[:, ~digits] == np.frombuffer(template, np.uint8)[~digits]).all()
-            and (text[:, digits] - np.uint8(48) < np.uint8(10)).all()):
-        return None
-    values = (text - np.uint8(48)).astype(np.int64)
+class ShapeColumns:
+    """Reads fields (byte spans) of the lines of one shape by column, all at once. Lines of one shape hold the same
+    bytes but for digits, at the same offsets, so one line's text says how every line writes each field. A field
+    written as a plain decimal is a whole-number mantissa of at most 15 digits (exact in binary64: one product of the
+    lines' digits with a fixed matrix of powers of ten) times or over a power of ten of at most 22 (exact too): one
+    rounding, the very double float() reads. Any other field is read by float(), line by line."""
 
-    def number(a: int, b: int) -> np.ndarray:  # the digits at template[a:b] as whole numbers
-        return values[:, a:b] @ (10 ** np.arange(b - a - 1, -1, -1, dtype=np.int64))
+    def __init__(self, line: bytes, spans: list[tuple[int, int]]) -> None:
+        self.spans = spans
+        offsets: list[int] = []  # the lines' digits read, every field's together
+        mantissa: list[list[tuple[int, int]]] = []  # per field: (digit, power of ten) of its whole-number mantissa
+        power: list[list[tuple[int, int]]] = []  # per field: (digit, power of ten) of its written exponent
+        self.decimal, self.exponent, self.negative = [], [], []
+        for start, end in spans:
+            m = _DECIMAL.fullmatch(line[start:end])
+            plain = m is not None and len(m.group(2)) + len(m.group(3) or b"") <= 15
+            self.decimal.append(plain)
+            digits = [start + i for g in (2, 3) if plain and m.group(g) for i in range(*m.span(g))]
+            exp = [start + i for i in range(*m.span(5))] if plain and m.group(5) is not None else []
+            mantissa.append([(len(offsets) + k, len(digits) - 1 - k) for k in range(len(digits))])
+            offsets += digits
+            power.append([(len(offsets) + k, len(exp) - 1 - k) for k in range(len(exp))])
+            offsets += exp
+            frac = len(m.group(3) or b"") if plain else 0
+            self.exponent.append((-frac, -1 if plain and m.group(4) == b"-" else 1))
+            self.negative.append(plain and m.group(1) == b"-")
+        self.offsets = np.array(offsets, np.int64)
+        self.weights = _weights(mantissa + power, len(offsets))  # mantissas, then written exponents
 
-    whole, frac = number(*m.span(2)), m.span(3) if m.group(3) is not None else (0, 0)
-    mantissa = whole * 10 ** (frac[1] - frac[0]) + number(*frac)
-    exponent = np.full(len(first), -(frac[1] - frac[0]), np.int64)
-    if m.group(5) is not None:
-        exponent += number(*m.span(5)) * (-1 if m.group(4) == b"-" else 1)
-    if (np.abs(exponent) > 22).any():
-        return None
-    scale = _POW10[np.abs(exponent)]
-    out = np.where(exponent >= 0, mantissa * scale, mantissa / scale)
-    return -out if m.group(1) == b"-" else out
+    def read(self, block: LineBlock, rows: np.ndarray) -> list[np.ndarray]:
+        """Each field's number in each of these lines (all of this shape), as float() reads it."""
+        digits = (np.take(np.frombuffer(block.body, np.uint8), block.starts[rows][:, None] + self.offsets)
+                  - np.uint8(48)).astype(np.float64)
+        # exact in binary64: every product and partial sum is a whole number of at most 15 digits, below 2**53
+        numbers = digits @ self.weights
+        mantissas, written = numbers[:, :len(self.spans)], numbers[:, len(self.spans):].astype(np.int64)
+        out = []
+        for i, (start, end) in enumerate(self.spans):
+            base, sign = self.exponent[i]
+            exponent = base + sign * written[:, i]
+            if not self.decimal[i] or (np.abs(exponent) > 22).any():
+                first = block.starts[rows] + start
+                fields = map(block.body.__getitem__, map(slice, first.tolist(), (first + (end - start)).tolist()))
+                out.append(np.fromiter(map(float, fields), np.float64, len(rows)))
+                continue
+            scale = _POW10[np.abs(exponent)]  # exact in binary64, so one rounding below: the double float() reads
+            value = np.where(exponent >= 0, mantissas[:, i] * scale, mantissas[:, i] / scale)
+            out.append(-value if self.negative[i] else value)
+        return out
+
+
+def _weights(fields: list[list[tuple[int, int]]], width: int) -> np.ndarray:
+    """A (digits x fields) matrix: 10**power at each field's digits."""
+    w = np.zeros((width, len(fields)), np.float64)
+    for i, digits in enumerate(fields):
+        for k, p in digits:
+            w[k, i] = 10 ** p  # (exact in binary64: p < 15)
+    return w
 
 
 def no_jump(history: list[float], values: np.ndarray, factor: float) -> bool:
@@ -87,8 +122,7 @@ def no_jump(history: list[float], values: np.ndarray, factor: float) -> bool:
     if not len(values):
         return True
     seq = np.concatenate([np.full(WINDOW, np.inf), np.asarray(history, np.float64), values])
-    before = np.lib.stride_tricks.sliding_window_view(seq, WINDOW)[len(history):len(history) + len(values)]
-    mins = before.min(axis=1)
+    mins = _over_windows(np.minimum, seq, len(history), len(values))
     seen = np.arange(len(history), len(history) + len(values))
     return not bool(((seen >= 3) & (values > factor * mins)).any())
 
@@ -100,10 +134,19 @@ def no_slowdown(recent: list[float], steps: np.ndarray, ratio: float, least: int
     if not len(steps):
         return True
     seq = np.concatenate([np.zeros(WINDOW), np.asarray(recent, np.float64), steps])
-    before = np.lib.stride_tricks.sliding_window_view(seq, WINDOW)[len(recent):len(recent) + len(steps)]
     count = np.minimum(np.arange(len(recent), len(recent) + len(steps)), WINDOW)
-    threshold = ratio * before.sum(axis=1) / np.maximum(count, 1)
+    threshold = ratio * _over_windows(np.add, seq, len(recent), len(steps)) / np.maximum(count, 1)
     return not bool(((count >= least) & (steps > threshold - 1e-9 * np.abs(threshold))).any())
+
+
+def _over_windows(op: np.ufunc, seq: np.ndarray, first: int, n: int) -> np.ndarray:
+    """op (np.minimum, np.add) over each run of WINDOW values seq[first + i:first + i + WINDOW], i < n: WINDOW
+    shifted passes, cheaper than a window view's reduction on a few hundred values. (A sum's rounding may differ
+    from Python's sum in the last bits: no_slowdown's margin covers that.)"""
+    out = seq[first:first + n].copy()
+    for k in range(1, WINDOW):
+        op(out, seq[first + k:first + k + n], out=out)
+    return out
 
 
 def block_wrapping(block: LineBlock) -> Wrapping | None:

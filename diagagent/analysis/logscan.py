@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from diagagent.analysis.logblocks import BlockShapes, block_wrapping, column, no_jump, no_slowdown
+from diagagent.analysis.logblocks import BlockShapes, ShapeColumns, block_wrapping, line, no_jump, no_slowdown
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
     LauncherFailure,
@@ -69,13 +69,17 @@ from diagagent.telemetry import Bundle, LogFile, ReadIssue, parse_timestamp
 from diagagent.telemetry.limits import ReadBudget
 from diagagent.telemetry.readers import LineBlock, LineChunks
 
-BLOCK_BYTES = 1 << 22
+BLOCK_BYTES = 1 << 22  # a file's first read (a terminal's wrapping is read off its lines)
+NEXT_BLOCK_BYTES = 1 << 20  # ... and the next: a block whose passes (newlines, shapes, hashing) stay in a core's cache
+# (L2 here: 1 MiB) is read 1.2-1.5x faster than one of 4 MiB (the fast path, best of 4 runs; smaller blocks gain no
+# more and pay more per block)
 MAX_LINE_BYTES = 1 << 20
 CITE_CHARS = 2000  # a cited line's text is kept up to this many characters
 PARALLEL_BYTES = 256 << 20  # bundles with more log bytes than this are read in chunks, by several processes: a pool's
 # start (1-1.5 s) pays from 35 MB of small simulated files (11 MB/s per core) to ~250 MB of progress lines (80 MB/s per
 # core) on 2 cores (benches/pool_threshold.py); a faster scan moves it up
-CHUNK_BYTES = 32 << 20  # ... of about this many bytes of consecutive files each (whatever reads them)
+CHUNK_BYTES = 128 << 20  # ... of about this many bytes of consecutive files each (whatever reads them); each chunk
+# learns its line shapes afresh (~0.2 ms each, dozens per file's head), so larger chunks save that
 NEAR_LINES = 32  # a line that prints no time takes the time of a line at most this far before it
 # kind bits that need a look in the hot loop (a line whose words only say warning needs none: it is only kept at its
 # last line, below)
@@ -377,10 +381,11 @@ def innermost_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
     return frames[-1] if frames else None
 
 
-_BULK, _SILENT, _PROGRESS, _CANDIDATE = 0, 1, 2, 3  # the fast path's line classes (see _FileReader._fast_block)
+_BULK, _SILENT, _PROGRESS, _CANDIDATE, _REPEAT = 0, 1, 2, 3, 4  # the fast path's line classes (_FileReader._fast_block)
+_COUNTED = (_BULK, _PROGRESS, _REPEAT)  # the classes counted in bulk
 _PROGRESS_FIELDS = ("iteration", "loss", "grad_norm", "step_time_s", "nan_iterations")  # ProgressLayout.spans' order
 _ROOT_CAUSE = b"Root Cause (first observed failure)"
-_RELEARN = 16  # per file: re-reading a block's classes costs a pass over its distinct shapes and remaining lines
+_RELEARN = 8  # per block: re-reading a block's classes costs a pass over its distinct shapes and remaining lines
 
 
 def _columnar(layout: ProgressLayout | None | bool) -> bool:
@@ -421,6 +426,7 @@ class _FileReader:
         self.spans: dict[int, int] = {}  # the first line of a record joined back from cut lines: its last line
         self.fast = False  # read blocks at once where that gives the same result (see _fast_block)
         self.relearn = _RELEARN  # how many more times a block's classes may be read again for shapes learned since
+        self.columns: dict[bytes, ShapeColumns] = {}  # a progress line shape -> how to read its fields by column
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -462,9 +468,9 @@ class _FileReader:
             host_scan.files += 1
         tables = (SHAPE_TABLE, HEX_SHAPE_TABLE)
         fast = self.fast and host_scan is not None
+        # budgets, cut lines, a cut .gz read to its break; blank runs count once
         chunks = LineChunks(root / self.lf.file, self.lf.file, part.read_issues, self.budget, MAX_LINE_BYTES,
-                            BLOCK_BYTES, blocks=fast)  # budgets, cut lines, a cut .gz read to its break; blank runs
-        # count once
+                            BLOCK_BYTES, blocks=fast, next_block=min(NEXT_BLOCK_BYTES, BLOCK_BYTES))
         before = len(part.read_issues)
         carried: tuple[int, list[bytes]] = (1, [])  # lines that fill a terminal's width at a chunk's end
         for first, lines in chunks:
@@ -514,13 +520,16 @@ class _FileReader:
     # Every line's shape comes from one vectorized pass (BlockShapes). A line whose shape is known, whose message is
     # below warning, says no warning, is no marker, traceback or dump line, and was seen before in this file ("bulk")
     # changes nothing in the per-line reader but its message's count and, if it prints a time, the latest timed line:
-    # those are taken in bulk. A progress line of a known layout is read by column, and the progress checks run over
+    # those are taken in bulk. A warning or error seen before in this file that is no marker, traceback or dump line
+    # either (no K_ACTIVE bit: "repeat") changes that and the line its message was last printed at: taken in bulk too,
+    # the last one per message. A progress line of a known layout is read by column, and the progress checks run over
     # the columns; where one could fire (a jump, a slowdown, NaN), the lines go through the per-line reader. Every other
     # line ("candidate"), and the lines after one while a traceback or a root-cause block is open, go through the
     # per-line reader (_lines) in order, so the result is the same as reading every line with it.
 
     def _fast_block(self, block: LineBlock, lineno: int, host_scan: HostScan) -> int:
         shapes = BlockShapes(block)
+        self.relearn = _RELEARN
         index = 0
         while index < len(block):
             index = self._fast_from(block, shapes, index, lineno, host_scan)
@@ -529,7 +538,7 @@ class _FileReader:
         return end
 
     def _classes(self, shapes: BlockShapes, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
-        """Lines index.. of the block: each one's class (_BULK, _SILENT, _PROGRESS, _CANDIDATE), message id, and
+        """Lines index.. of the block: each one's class (_BULK, _SILENT, _PROGRESS, _REPEAT, _CANDIDATE), message id, and
         whether it prints a time; and the levels the classes were read at (-1: a shape not yet known)."""
         shaper, layouts = self.shaper, self.part.layouts
         kinds, levels = shaper.kinds, shaper.levels
@@ -545,7 +554,8 @@ class _FileReader:
             if mid == BLANK:
                 d_class[j] = _SILENT
             elif levels[mid] >= WARNING or kind & WORDS_SAY_WARNING:
-                continue
+                if not kind & K_ACTIVE:  # (its words say warning, not error: K_ERROR_WORDS is active)
+                    d_class[j] = _REPEAT
             elif not kind & K_ACTIVE:
                 d_class[j] = _BULK
             elif kind & K_ACTIVE == K_ITERATION and _columnar(layouts.get(key)) and _ROOT_CAUSE not in key:
@@ -554,12 +564,24 @@ class _FileReader:
         cls, mids, timed = d_class[rows], d_mid[rows], d_timed[rows]
         hexed = shapes.hex_rows[shapes.hex_rows >= index] - index
         cls[hexed] = _CANDIDATE
-        counted = np.flatnonzero((cls == _BULK) | (cls == _PROGRESS))
         seen = self.seen
-        new_mids, at = np.unique(mids[counted], return_index=True)
-        for mid, row in zip(new_mids.tolist(), at.tolist(), strict=True):
-            if mid not in seen:  # a message's first line in this file
-                cls[counted[row]] = _CANDIDATE
+        unseen = [j for j, (c, mid) in enumerate(zip(d_class.tolist(), d_mid.tolist(), strict=True))
+                  if c in _COUNTED and mid not in seen]
+        if unseen:  # a message's first line in this file (of those counted in bulk) goes to the per-line reader
+            firsts = shapes.first_rows() if index == 0 else None
+            hexed_shapes = set(shapes.index[shapes.hex_rows].tolist())
+            first_of: dict[int, int] = {}  # message id -> its first line counted in bulk
+            for j in unseen:
+                if firsts is not None and j not in hexed_shapes:  # (every line of shape j is counted in bulk)
+                    row = int(firsts[j])
+                else:
+                    at = np.flatnonzero((rows == j) & (cls != _CANDIDATE))
+                    if not len(at):
+                        continue
+                    row = int(at[0])
+                mid = int(d_mid[j])
+                first_of[mid] = min(row, first_of.get(mid, row))
+            cls[list(first_of.values())] = _CANDIDATE
         return cls, mids, timed, [levels[m] if m >= 0 else -1 for m in d_mid.tolist()]
 
     def _fast_from(self, block: LineBlock, shapes: BlockShapes, index: int, lineno: int, host_scan: HostScan) -> int:
@@ -576,7 +598,7 @@ class _FileReader:
             if cand < pos:
                 continue
             if cand > pos:
-                self._gap(block, shapes, index, pos, cand, cls, timed, lineno, handled, host_scan)
+                self._gap(block, shapes, index, pos, cand, cls, mids, timed, lineno, handled, host_scan)
             if cand == len(cls):
                 break
             j = int(shapes.index[index + cand]) if relearn else -1
@@ -594,7 +616,7 @@ class _FileReader:
                                                   or self._levels_moved(shapes, levels_then)):
                 stop = pos
                 break
-        bulk = ((cls[:stop] == _BULK) | (cls[:stop] == _PROGRESS)) & ~handled[:stop]
+        bulk = (cls[:stop] != _SILENT) & (cls[:stop] != _CANDIDATE) & ~handled[:stop]  # (the _COUNTED classes)
         if bulk.any():
             counted = np.bincount(mids[:stop][bulk])
             ids = np.flatnonzero(counted)
@@ -625,8 +647,8 @@ class _FileReader:
                     host_scan)
 
     def _gap(self, block: LineBlock, shapes: BlockShapes, index: int, a: int, b: int, cls: np.ndarray,
-             timed: np.ndarray, lineno: int, handled: np.ndarray, host_scan: HostScan) -> None:
-        """Lines a..b (of those from `index`): bulk and progress lines only."""
+             mids: np.ndarray, timed: np.ndarray, lineno: int, handled: np.ndarray, host_scan: HostScan) -> None:
+        """Lines a..b (of those from `index`): bulk, repeat and progress lines only."""
         progress = np.flatnonzero(cls[a:b] == _PROGRESS) + a
         if len(progress) and not self._progress_columns(block, shapes, index + progress, lineno):
             for pos in range(a, b):  # a check could fire: the per-line reader, in order
@@ -641,6 +663,11 @@ class _FileReader:
         if len(times):
             row = index + int(times[-1])
             self.last_timed = (lineno + row + 1, block.body[int(block.starts[row]):int(block.ends[row])])
+        repeats = np.flatnonzero(cls[a:b] == _REPEAT) + a
+        if len(repeats):
+            last = dict(zip(mids[repeats].tolist(), repeats.tolist(), strict=True))  # message -> its last line here
+            for mid, pos in last.items():
+                self.repeated[mid] = (lineno + index + pos + 1, line(block, index + pos))
 
     def _progress_columns(self, block: LineBlock, shapes: BlockShapes, rows: np.ndarray, lineno: int) -> bool:
         """Progress lines (block rows) read by column, when no check can fire on them and the stage stays; False
@@ -654,12 +681,17 @@ class _FileReader:
         present = {name: np.zeros(len(rows), bool) for name in _PROGRESS_FIELDS}
         which = shapes.index[rows]
         for j in np.unique(which).tolist():
-            layout = self.part.layouts[shapes.values[j]]
+            key = shapes.values[j]
+            fields = [(name, scale) for name, (_, end, scale) in zip(_PROGRESS_FIELDS, self.part.layouts[key].spans,
+                                                                      strict=True) if end]
             sel = np.flatnonzero(which == j)
-            for name, (start, end, scale) in zip(_PROGRESS_FIELDS, layout.spans, strict=True):
-                if end:
-                    cols[name][sel] = column(block, rows[sel], start, end) * scale
-                    present[name][sel] = True
+            reader = self.columns.get(key)
+            if reader is None:
+                spans = [(start, end) for start, end, _ in self.part.layouts[key].spans if end]
+                reader = self.columns[key] = ShapeColumns(line(block, int(rows[sel[0]])), spans)
+            for (name, scale), values in zip(fields, reader.read(block, rows[sel]), strict=True):
+                cols[name][sel] = values * scale
+                present[name][sel] = True
         if not all(np.isfinite(cols[name][present[name]]).all() for name in _PROGRESS_FIELDS):
             return False
         loss, grad = cols["loss"][present["loss"]], cols["grad_norm"][present["grad_norm"]]

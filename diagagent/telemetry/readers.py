@@ -12,10 +12,13 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from diagagent.telemetry.errors import IssueKind, ReadIssue
 from diagagent.telemetry.limits import ReadBudget
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_LINE_BYTES = 1 << 20  # a line longer than 1 MiB is cut there (and counted)
 BLOCK_BYTES = 1 << 22  # files are read in blocks of this many (decompressed) bytes
@@ -135,11 +138,13 @@ class LineBlock:
 
     __slots__ = ("body", "ends", "starts")
 
-    def __init__(self, body: bytes) -> None:
+    def __init__(self, body: bytes, newlines: np.ndarray | None = None) -> None:
+        """`newlines`: the offsets of body's newlines, when the caller has them already."""
         import numpy as np
 
         self.body = body
-        newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
+        if newlines is None:
+            newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
         self.ends = np.append(newlines, len(body))
         self.starts = np.concatenate(([0], newlines + 1))
 
@@ -166,11 +171,13 @@ class LineChunks:
     (budget, break) is one `ReadIssue` in `issues` naming the file, the budget and what was read."""
 
     def __init__(self, path: Path, display: str, issues: list[ReadIssue], budget: ReadBudget | None = None,
-                 max_line: int = MAX_LINE_BYTES, block: int = BLOCK_BYTES, blocks: bool = False) -> None:
+                 max_line: int = MAX_LINE_BYTES, block: int = BLOCK_BYTES, blocks: bool = False,
+                 next_block: int | None = None) -> None:
         self.path, self.display, self.issues = path, display, issues
         self.blocks = blocks  # hand a chunk on as one LineBlock where it needs no per-line care (blank runs, cut lines)
         self.budget = budget if budget is not None else ReadBudget()
         self.max_line, self.block = max_line, block
+        self.next_block = next_block or block  # the reads of a plain file after its first
         self.lines = 0  # physical lines read
         self.bytes = 0  # (decompressed) bytes read
         self.kept = 0  # lines handed on (blank runs count once)
@@ -183,7 +190,7 @@ class LineChunks:
         name = self.path.name
         kind = "gz" if name.endswith((".gz", ".tgz")) else "zst" if name.endswith((".zst", ".zstd")) else ""
         with self.path.open("rb") as raw:
-            source = _compressed_blocks(raw, kind, self.block) if kind else iter(lambda: raw.read(self.block), b"")
+            source = _compressed_blocks(raw, kind, self.block) if kind else self._reads(raw)
             for data in source:
                 room = min(limits.file_bytes - self.bytes, budget.bytes_left)
                 if len(data) > room:
@@ -201,6 +208,12 @@ class LineChunks:
                     if ratio > limits.max_ratio:
                         raise _Stop("budget", f"decompression ratio {ratio:,.0f}:1 is over limits.max_ratio "
                                               f"({limits.max_ratio:,.0f}:1; a compression bomb?)")
+
+    def _reads(self, raw: IO[bytes]) -> Iterator[bytes]:
+        size = self.block
+        while data := raw.read(size):
+            yield data
+            size = self.next_block
 
     def _take(self, data: bytes) -> None:
         self.bytes += len(data)
@@ -220,9 +233,12 @@ class LineChunks:
                         if end < 0:
                             continue
                         data, cutting = data[end + 1:], False
-                    data = tail + data if tail else data
                     last = data.rfind(b"\n")
-                    body, tail = (data[:last], data[last + 1:]) if last >= 0 else (None, data)
+                    if last < 0:
+                        body, tail = None, tail + data
+                    else:  # (one copy of the block's bytes, not two: the tail joined to a view of them)
+                        body = b"".join((tail, memoryview(data)[:last])) if tail else data[:last]
+                        tail = data[last + 1:]
                     if body is not None:
                         yield from self._chunks(body)
                     if len(tail) > self.max_line:
@@ -246,7 +262,14 @@ class LineChunks:
 
     def _chunks(self, body: bytes, cut: bool = False) -> Iterator[tuple[int, list[bytes]]]:
         """The lines of `body` (whole lines, the last without its newline), to the line budgets."""
-        n = body.count(b"\n") + 1
+        newlines = None
+        if self.blocks and not cut:  # the newlines are found once, for the count and the LineBlock
+            import numpy as np
+
+            newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
+            n = len(newlines) + 1
+        else:
+            n = body.count(b"\n") + 1
         limits, budget = self.budget.limits, self.budget
         room = min(limits.file_lines - self.lines, budget.lines_left)
         over = n > room
@@ -255,11 +278,12 @@ class LineChunks:
             cap = limits.file_lines if which == "file_lines" else limits.bundle_lines
             n = max(room, 0)
             body = b"\n".join(body.split(b"\n", n)[:n]) if n else b""
+            newlines = None
         if n:
             first = self.lines + 1
             if n * 8 > len(body) and n > 64:  # mostly empty lines: hand on each run of blank lines once
                 yield from self._squeezed(body, first)
-            elif self.blocks and not cut and (block := LineBlock(body)).longest() <= self.max_line:
+            elif self.blocks and not cut and (block := LineBlock(body, newlines)).longest() <= self.max_line:
                 self.kept += n
                 yield first, block  # type: ignore[misc]
             else:
