@@ -124,5 +124,5 @@ def test_version_and_shell_completion() -> None:
     res = _run(["--version"])
     assert res.exit_code == 0 and re.fullmatch(r"diagagent \d+\.\d+\.\d+\S*\n", res.stdout)
     res = _run(["--show-completion", "bash"])
-    assert res.exit_code == 0 and "_DIAGAGENT_COMPLETE" in res.stdout
+    assert res.exit_code == 0 and "_DIAGAGENT_COMPLETE" in res.stdout, (res.output, repr(res.exception))
     assert "--install-completion" in _run(["--help"]).stdout
