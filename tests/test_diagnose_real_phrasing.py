@@ -233,3 +233,17 @@ def test_an_error_no_signature_knows_is_said_to_be_unrecognized_not_absent(tmp_p
     assert d.stage == "init" and any(n.startswith("stage: the logs show no training step") for n in d.notes)
     d = _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": "iteration 10/100 | loss 2.31\n" + line + "\n"})
     assert d.stage == "training" and not any(n.startswith("stage: the logs show") for n in d.notes)
+
+
+def test_a_pasted_dump_without_its_process_header_is_read_and_its_frames_give_the_stage(tmp_path: Path) -> None:
+    # a py-spy dump quoted from its first thread on (dev:torchtitan-1342): every rank tearing the process group down
+    dump = ('Thread 0x7F81445A8440 (active): "MainThread"\n'
+            "    destroy_process_group (torch/distributed/distributed_c10d.py:2184)\n"
+            "    <module> (torchtitan/train.py:554)\n")
+    job = JOB.replace("status: failed", "status: hung").replace("{host: node-0}", "{host: node-0, gpus: 2}")
+    files = {"stacks/node-0/rank-0.txt": dump, "stacks/node-0/rank-1.txt": dump}
+    with Bundle.open(fx.write(tmp_path / "b", files, job)) as bundle:
+        analyses = Analyses(bundle, Settings(state_dir=tmp_path / "state"))
+        d = diagnose(bundle, analyses=analyses)
+    assert analyses.stacks is not None and analyses.stacks.ranks == 2 and not analyses.stacks.problems
+    assert d.stage == "shutdown"

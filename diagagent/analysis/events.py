@@ -821,7 +821,8 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
                    and (f.launcher_failure.rank is not None or f.launcher_failure.host)), None)
     return LogFindings(events=events, nodes=nodes, stage=stage, last_good_iteration=last_good,
                        last_progress=last_progress, last_line=last_line, last_said=last_said, thread_dumps=where,
-                       cut_tracebacks=cut_at, silent_first=_silent_first(scan.files), launcher_failure=failed[1].describe() if failed else None,
+                       cut_tracebacks=cut_at, silent_first=_silent_first(scan.files),
+                       launcher_failure=failed[1].describe() if failed else None,
                        launcher_failure_at=LogLocation(file=failed[0].file, line=failed[1].line, host=failed[0].host)
                        if failed else None,
                        first_abnormal_iteration=first_abnormal, slow_from_iteration=tl.slow_from,

@@ -136,10 +136,18 @@ def parse_text(text: str, cache: dict[str, Frame] | None = None) -> PySpyParse:
             continue
         if line.startswith("Thread "):
             m = _THREAD.match(line)
-            if m is None or dump is None:
+            if m is None:
                 thread = None
-                _skip(out, n, "a thread header that py-spy does not print" if m is None else "a thread before any Process header")
+                _skip(out, n, "a thread header that py-spy does not print")
                 continue
+            if dump is None and (out.dumps or out.skipped):
+                thread = None
+                _skip(out, n, "a thread before any Process header")
+                continue
+            if dump is None:  # a paste that starts at its threads, the 'Process N: ...' header left out
+                # (dev:torchtitan-1342): they are one process's, of unknown pid
+                dump = ProcessDump(0, "", None, None, n)
+                out.dumps.append(dump)
             thread = ThreadStack(m.group(1), m.group(2), m.group(3), [])
             dump.threads.append(thread)
             continue

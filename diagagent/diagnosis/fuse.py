@@ -549,8 +549,8 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     logs = a.logs
     stage = logs.stage if logs is not None else None
     if stage is None and a.stacks is not None and a.stacks.present:  # where most ranks' stacks are (a hang's dump)
-        stage = next((st for c in a.stacks.clusters if c.role == "healthy"
-                      if (st := stage_of_frames([f.function for f in reversed(c.stack) if not f.native]))), None)
+        healthy = [c for c in a.stacks.clusters if c.role == "healthy"][:1]
+        stage = stage_of_frames([f.function for f in reversed(healthy[0].stack) if not f.native]) if healthy else None
     sig_hits = match_lines(a.signatures, _differential_lines(a), stage) if a.signatures is not None else []
     proof = _cite_hits(a, g, [h for h in sig_hits if h.line.role == "cause"])
     query = list(dict.fromkeys(g.query + _symptom_phrases(a, g)))
