@@ -53,7 +53,8 @@ EVIDENCE = {
     r"|Cable error|LinkDownedCounter:\.+[1-9]|State: Down",
     "slow_link": r"PortXmitWait:\.+\d{9,}|# Avg bus bandwidth\s+: [1-6]?\d\.\d+",
     "host_oom_killed": r"Out of memory: Killed process \d+ \(python3\)|Detected 1 oom_kill event",
-    "storage_checkpoint_write_failure": r"OSError: \[Errno (28|122)\] (No space left on device|Disk quota exceeded)",
+    "storage_checkpoint_write_failure": r"OSError: \[Errno (28|122)\] (No space left on device|Disk quota exceeded)|"
+                                        r"LustreError: .*operation ost_write .* failed: rc = -(28|122)",
     "nccl_internal_error": r"NCCL WARN .*(proxy|opType)|NCCL error: internal error - please report this issue to the NCCL",
     "pytorch_internal_assert": r"RuntimeError: .*INTERNAL ASSERT FAILED at",
     "cuda_oom": r"OutOfMemoryError: CUDA out of memory\. Tried to allocate [\d.]+ GiB\. GPU \d has a total capacity",

@@ -6,6 +6,6 @@ Used by the eval suites, the benches and the tests: `simulate(out, fault, nodes,
 from diagagent.sim.faults import FAULTS, FaultSpec
 from diagagent.sim.writer import simulate
 
-SIM_VERSION = "7"
+SIM_VERSION = "8"
 
 __all__ = ["FAULTS", "SIM_VERSION", "FaultSpec", "simulate"]

@@ -124,6 +124,7 @@ def storage_checkpoint_write_failure(ctx: Ctx) -> Incident:
                 ts - 0.5,
                 f"LustreError: 11-0: ckpt-OST{ost:04x}-osc-ffff9b8e4c2f5000: operation ost_write to node "
                 f"10.9.0.{20 + ost}@o2ib failed: rc = -{errno[0]}",
+                cite=True,  # the storage's own word on the failed write (conventions: a probe line that shows it)
             )
         )
     return inc
