@@ -247,3 +247,16 @@ def test_a_pasted_dump_without_its_process_header_is_read_and_its_frames_give_th
         d = diagnose(bundle, analyses=analyses)
     assert analyses.stacks is not None and analyses.stacks.ranks == 2 and not analyses.stacks.problems
     assert d.stage == "shutdown"
+
+
+def test_sruns_kills_after_a_task_failed_are_its_teardown_not_a_kill_of_unknown_cause(tmp_path: Path) -> None:
+    # Slurm's srun: one task exits non-zero, srun terminates the step and reports the others Killed (dev:deit-102)
+    lines = ["srun: error: node-0: task 5: Exited with exit code 1",
+             "srun: launch/slurm: _step_signal: Terminating StepId=43575862.0",
+             "srun: error: node-0: tasks 3,7: Killed",
+             "srun: error: node-0: tasks 0-2,4,6: Killed"]
+    d = _diagnose(tmp_path, {"logs/node-0/slurm.out": "\n".join(lines) + "\n"})
+    assert d.fault != "process_killed_unknown" and d.confidence < 0.5
+    # the same Killed lines with no task failing first are a kill from outside
+    d = _diagnose(tmp_path / "b", {"logs/node-0/slurm.out": "\n".join(lines[2:]) + "\n"})
+    assert d.fault == "process_killed_unknown"

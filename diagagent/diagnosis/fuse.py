@@ -277,6 +277,11 @@ def _symptom_phrases(a: Analyses, g: _Gathered) -> list[str]:
 
 
 _KERNEL_LINE = re.compile(r"\bkernel: |NVRM: |\bmlx5_core\b|\bmce: |\[Hardware Error\]")
+# srun tearing a step down once a task failed: 'srun: error: host: task 5: Exited with exit code 1', then
+# 'srun: launch/slurm: _step_signal: Terminating StepId=...', then every other task 'srun: error: host: tasks 3,7:
+# Killed' (dev:deit-102): those kills are srun's own, the cascade of the task that exited first
+_SRUN_TEARDOWN = re.compile(r"srun: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]|_step_signal: Terminating StepId")
+_SRUN_KILLED = re.compile(r"srun: error: \S+: tasks? [\d,-]+: Killed")
 
 
 def _differential_lines(a: Analyses) -> list[Line]:
@@ -287,9 +292,15 @@ def _differential_lines(a: Analyses) -> list[Line]:
     health = a.health
     faulty = {n.host for n in health.nodes if n.verdict == "faulty"} if health is not None and health.present else set()
     if a.logs is not None:
+        teardown = {}  # file -> the first line where srun started tearing the step down
+        for event in a.logs.events:
+            if _SRUN_TEARDOWN.search(event.first.text):
+                teardown[event.first.file] = min(event.first.line, teardown.get(event.first.file, event.first.line))
         for event in a.logs.events:
             for loc in (event.first, *event.also[:MAX_SAME_ERROR], *([event.last] if event.last else [])):
                 role = "symptom" if faulty and loc.host not in faulty and event.role == "cause" else event.role
+                if _SRUN_KILLED.search(loc.text) and teardown.get(loc.file, loc.line + 1) < loc.line:
+                    continue  # srun's own kill of the step's other tasks: no sign of what killed a rank
                 lines.append(Line(file=loc.file, line=loc.line, host=loc.host, rank=loc.rank, text=loc.text,
                                   role=role, where="logs", device_state=bool(_KERNEL_LINE.search(loc.text))))
         for anomaly in a.logs.metric_anomalies[:3]:
