@@ -127,3 +127,21 @@ def test_a_schema_no_line_supports_weighs_less_than_another_faults_strong_signat
     # with no line signature at all, the schema alone still names its fault
     alone = decide(BOOK, [], CATEGORIES, ("checkpoint_load_failure", 0.98), CHECKS)
     assert alone.fault == "checkpoint_load_failure" and alone.tier == "schema"
+
+
+def test_a_missing_driver_library_is_the_container_runtime_and_a_failed_lookup_names_dns() -> None:
+    def fault(text: str) -> str | None:
+        return decide(BOOK, match_lines(BOOK, [_line(text)]), CATEGORIES, None, CHECKS).fault
+
+    # libcuda comes with the driver, mounted by the NVIDIA container runtime (dev:pytorch-3221): no Python package
+    assert fault("ImportError: libcuda.so.1: cannot open shared object file: No such file or directory") \
+        == "container_runtime_error"
+    assert fault("ModuleNotFoundError: No module named 'flash_attn'") == "user_import_error"
+    lookup = decide(BOOK, match_lines(BOOK, [_line("socket.gaierror: [Errno -3] Temporary failure in name resolution")]),
+                    CATEGORIES, None, CHECKS)
+    assert (lookup.fault, lookup.tier) == ("dns_resolution_failure", "strong")
+    # c10d's IPv6 lookup warning shows on runs that go on over IPv4: only a hint (dev:grendel-gs-9)
+    ipv6 = ("[W socket.cpp:601] [c10d] The IPv6 network addresses of (user, 53821) cannot be retrieved (gai error: -3 - "
+            "Temporary failure in name resolution).")
+    hint = decide(BOOK, match_lines(BOOK, [_line(ipv6)]), CATEGORIES, None, CHECKS)
+    assert (hint.fault, hint.tier) == ("dns_resolution_failure", "weak")
