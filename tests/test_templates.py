@@ -320,6 +320,10 @@ def test_words_that_name_the_stage() -> None:
     from diagagent.analysis.logparse import marker_of
     assert stage_of_words("2025-12-12 07:53:41.561 INFO: Loading checkpoint: ./checkpoints/MACE_run-1_epoch-7.pt") == "init"
     assert stage_of_words("Building extension module scaled_upper_triang_masked_softmax_cuda...") == "init"
+    # torchx's role prefix names no stage (dev:grl-image-restoration-27); the line's own words do
+    torchx = "trainer/0 [1]:[E socket.cpp:610] [c10d] The client socket has failed to connect to any network address"
+    assert stage_of_words(torchx) is None and stage_of_words("trainer/0 [0]:Loading checkpoint from /c") == "init"
+    assert split_header(torchx).message.startswith("The client socket")
     assert marker_of("[>>>>>>>>>>>>>                    ] 6/15, 0.6 task/s, elapsed: 10s, ETA:    15s") == "eval_start"
     fused = "Sanity Checking DataLoader 0:   0%|          | 0/2 [00:00<?, ?it/s][NeMo E 2024-10-06] Error while fetching"
     assert stage_of_words(fused) == "eval" and marker_of(fused) != "eval_start"
