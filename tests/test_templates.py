@@ -336,4 +336,6 @@ def test_the_step_a_saved_checkpoint_is_named_for() -> None:
     assert saved_step("No such file or directory: 'model/tmp-checkpoint-49' -> 'model/checkpoint-49'") == 49
     assert saved_step("saving checkpoint at iteration 1000 to /ckpt/iter_0001000") == 1000
     assert saved_step("tensorflow - Saving checkpoints for 7200 into s3://bucket/checkpoints/model.ckpt.") == 7200
+    assert saved_step("(WorkerDict pid=15039) [rank-6]: Saving extra_state to /ckpt/easy_r1/global_step_50/actor") == 50
+    assert saved_step("FileExistsError: [Errno 17] File exists: '/ckpt/chw/30000.orbax-checkpoint-tmp-0'") == 30000
     assert saved_step("Saving current state to output_dir") is None

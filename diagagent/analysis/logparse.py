@@ -313,8 +313,10 @@ _RESUME_STEP = re.compile(r"(?:iteration|iter|global_step|step)[\s_=:-]*0*(\d+)"
 # the step a checkpoint being saved is named for: HF Trainer's output_dir/checkpoint-{global_step} ('Saving model
 # checkpoint to .../checkpoint-100', dev:ms-swift-3031; its staging 'tmp-checkpoint-49', dev:axolotl-948),
 # DeepSpeed's 'global_step100', Megatron's 'iter_0001000', TensorFlow's CheckpointSaverHook 'Saving checkpoints for
-# 7200 into s3://.../model.ckpt.' (dev:sagemaker-python-sdk-454)
-_SAVED_STEP = re.compile(r"\bcheckpoint-(\d+)\b|\bglobal_step(\d+)\b|\biter_0*(\d+)\b|Saving checkpoints for (\d+) into")
+# 7200 into s3://.../model.ckpt.' (dev:sagemaker-python-sdk-454); verl's and EasyR1's 'global_step_50' (dev:easyr1-50);
+# Orbax's staging directory '30000.orbax-checkpoint-tmp-0' (dev:openpi-566)
+_SAVED_STEP = re.compile(r"\bcheckpoint-(\d+)\b|\bglobal_step_?(\d+)\b|\biter_0*(\d+)\b|Saving checkpoints for (\d+) into|"
+                         r"\b(\d+)\.orbax-checkpoint-tmp")
 
 
 def saved_step(message: str) -> int | None:
