@@ -213,6 +213,14 @@ def test_seeds_load_once_and_upgrade_without_clobbering_learned_state(tmp_path: 
     assert reopened.get(learned.id) == learned
     assert reopened.count() == n_seeds + 1
 
+    # a seed taken out of the folder is retired, unless an operator confirmed it; learned schemata stay
+    dropped = next(item["id"] for item in data["schemata"] if item["id"] != strengthened.id)
+    data["schemata"] = [item for item in data["schemata"] if item["id"] not in (dropped, strengthened.id)]
+    seed_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    pruned = SchemaCache.open(settings)
+    assert pruned.get(dropped) is None and pruned.get(strengthened.id) is not None
+    assert pruned.get(learned.id) == learned and pruned.count() == n_seeds
+
 
 def test_learn_strengthens_the_same_failure_without_duplicates(tmp_path: Path) -> None:
     cache = SchemaCache.open(_settings(tmp_path))

@@ -183,7 +183,8 @@ class SchemaCache:
         """Add new seed schemata and upgrade changed ones, keeping outcomes and learned parts; returns ids written.
 
         A stored schema is replaced only by a higher version, or by an edited seed of the same version when
-        the stored one came from the seeds too: learned and imported schemata are never clobbered.
+        the stored one came from the seeds too: learned and imported schemata are never clobbered. A seed taken out
+        of the folder is retired from the store, unless an operator confirmed it.
         """
         fingerprint = seed_fingerprint(folder)
         meta = dict(self.collection.metadata or {})
@@ -200,6 +201,12 @@ class SchemaCache:
                     seed.version == old.version and old.origin == "seed" and old.authored() != seed.authored()):
                 writes.append(upgraded(old, seed))
         self._upsert(writes)
+        ids = {s.id for s in seeds}
+        retired = [s.id for s in self._read_all(self.collection) if s.origin == "seed" and s.id not in ids
+                   and not s.outcomes.times_confirmed] if seeds else []
+        if retired:
+            self.collection.delete(ids=retired)
+            self._mirror, self._index = None, None
         meta[SEED_FINGERPRINT_KEY] = fingerprint
         self.collection.modify(metadata=meta)
         return [s.id for s in writes]
