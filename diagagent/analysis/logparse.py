@@ -27,10 +27,12 @@ _LEVEL_NAMES = r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|CRIT|FA
 
 # --- headers, peeled from the front of a line one by one ---------------------------------------------------
 _ISO_TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+# torchrun --tee / log_line_prefix_template: [rank3]: / [default3]: ; mpirun --tag-output: [1,3]<stdout>: ; torchx's
+# role/replica and local rank: trainer/0 [1]: (dev:grl-image-restoration-27)
+_LAUNCHER_PREFIX = re.compile(r"\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|"
+                              r"[A-Za-z][\w-]*/\d+ \[\d+\]:\s?")
 _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holding a level or None)
-    # torchrun --tee / log_line_prefix_template: [rank3]: / [default3]: ; mpirun --tag-output: [1,3]<stdout>: ;
-    # torchx's role/replica and local rank: trainer/0 [1]: (dev:grl-image-restoration-27)
-    (re.compile(r"\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|[A-Za-z][\w-]*/\d+ \[\d+\]:\s?"), None),
+    (_LAUNCHER_PREFIX, None),
     # k8s CRI container log: 2024-01-01T10:00:00.123456789Z stdout F
     (re.compile(_ISO_TS + r" std(?:out|err) [FP] "), None),
     # srun --label "12: ", pdsh "node-017: " (only when a header or bracket follows)
@@ -464,7 +466,7 @@ def stage_of_collective(text: str) -> str | None:
 def stage_of_words(text: str) -> str | None:
     """The stage a line's words name (checkpoint, eval, training, init), or None. File paths are not words, nor is a
     launcher's prefix (torchx's 'trainer/0 [1]:' names a role)."""
-    prefix = _PREFIXES[0][0].match(text)
+    prefix = _LAUNCHER_PREFIX.match(text)
     text = _PATH.sub(" ", text[prefix.end():] if prefix else text)
     for stage, pattern in _STAGE_OF_WORDS:
         if pattern.search(text):

@@ -957,8 +957,7 @@ class _FileReader:
                 summary.last_line, summary.last_text = at, _text(tail[back])
             if self.lf.rank is not None:
                 return
-            m = _RANK_PREFIX.match(tail[back])
-            rank = self.rank_of(tail[back]) if m is not None else None
+            rank = self.rank_of(tail[back])  # (by its prefix: the file has no rank of its own)
             if rank is not None and summary.last_by_rank.get(rank, (0, ""))[0] < at \
                     and len(summary.last_by_rank) < MAX_RANKS_PER_FILE:
                 summary.last_by_rank[rank] = (at, _text(tail[back]))
