@@ -7,6 +7,7 @@ import json
 import pytest
 
 from diagagent.analysis.logparse import (
+    LEVEL_RANK,
     content_level,
     is_cascade,
     line_kind,
@@ -65,6 +66,14 @@ HEADERS = [
     ("RuntimeError: [enforce fail at alloc_cpu.cpp:83] data. DefaultCPUAllocator: not enough memory",
      "RuntimeError: [enforce fail at alloc_cpu.cpp:83] data. DefaultCPUAllocator: not enough memory", None),
     ("Info about the run", "Info about the run", None),
+    # Ray's worker prefixes, nested, over vLLM's logging header (dev:skyrl-1398); coloured by a terminal; Ray's C++ log
+    (("(AsyncVLLMInferenceEngine pid=597306) (EngineCore_DP2 pid=598582) ERROR 03-26 20:21:53 [core.py:1299] "
+      "Invocation of collective_rpc method failed"), "Invocation of collective_rpc method failed", "error"),
+    ("\x1b[36m(TorchTrainer pid=439, ip=10.212.157.221)\x1b[0m RuntimeError: boom", "RuntimeError: boom", None),
+    ("(head, rank=0, pid=5634) ValueError: bad", "ValueError: bad", None),
+    ("(raylet, ip=10.0.0.2) [2025-02-11 20:08:00,117 E 4121 4121] main.cc:483: boom", "boom", "error"),
+    ("(autoscaler +2m3s) Adding 1 node(s)", "Adding 1 node(s)", None),
+    ("(pid) not a prefix", "(pid) not a prefix", None),
     # absl::Status text at INFO: JAX's xla_bridge (dev:jax-22070)
     ("INFO:2024-06-25 00:34:55,142:jax._src.xla_bridge:889: Unable to initialize backend 'tpu': ABORTED: The TPU",
      "Unable to initialize backend 'tpu': ABORTED: The TPU", "error"),
@@ -147,6 +156,17 @@ def test_shaper_parses_each_shape_once_and_skips_blank_and_corrupt_lines() -> No
     assert shaper.message_id(b"   ") == BLANK
     assert shaper.message_id(bytes(range(128, 250))) == CORRUPT
     assert shaper.message_id("naïve café".encode()) > CORRUPT
+
+
+def test_an_error_logged_at_info_counts_as_a_warning() -> None:
+    """OpenRLHF logs a refused reward server at INFO (dev:lmm-r1-30): the words are not dropped as chatter, nor do
+    they outrank a real error line."""
+    shaper = LineShaper()
+    refused = shaper.message_id(b"(remote_rm_fn_ray pid=92259) INFO 03-11 19:53:36 remote_rm_utils.py:24] Request "
+                                b"error, please check: [Errno 111] Connection refused")
+    chatter = shaper.message_id(b"(remote_rm_fn_ray pid=92259) INFO 03-11 19:53:37 remote_rm_utils.py:30] reward 0.5")
+    assert shaper.levels[refused] == LEVEL_RANK["warning"]
+    assert shaper.levels[chatter] == LEVEL_RANK["info"]
 
 
 def test_miner_groups_ranks_and_keeps_different_errors_apart() -> None:

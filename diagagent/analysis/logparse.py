@@ -31,12 +31,26 @@ _ISO_TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 # role/replica and local rank: trainer/0 [1]: (dev:grl-image-restoration-27)
 _LAUNCHER_PREFIX = re.compile(r"\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|"
                               r"[A-Za-z][\w-]*/\d+ \[\d+\]:\s?")
+# Ray's prefix on what a worker, actor or Ray's own process prints, as its log monitor forwards it to the driver:
+# "(pid=4321)", "(TorchTrainer pid=439, ip=10.212.157.221)", "(MegatronPolicyWorker[rank=3] pid=21, ip=10.0.0.2)",
+# "(raylet)", "(raylet, ip=10.0.0.2)", "(autoscaler +2m3s)"; nested when an actor forwards its own child's output:
+# "(AsyncVLLMInferenceEngine pid=597306) (EngineCore_DP2 pid=598582)" (dev:skyrl-1398, dev:ray-51527, dev:verl-1420);
+# SkyPilot's on a multi-node task: "(head, rank=0, pid=5634)", "(worker1, rank=1, pid=8, ip=10.0.0.3)"
+# (dev:skypilot-4448)
+_RAY_PREFIX = re.compile(r"\((?:[\w.:\[\]=-]+,? )?(?:rank=\d+, )?pid=\d+(?:, ip=[\d.:a-fA-F]+)?\)\s?|"
+                         r"\((?:raylet|gcs_server|dashboard|monitor|autoscaler)(?:,? (?:ip=)?[\w.:+-]+)?\)\s?")
 _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holding a level or None)
     (_LAUNCHER_PREFIX, None),
+    (_RAY_PREFIX, None),
     # k8s CRI container log: 2024-01-01T10:00:00.123456789Z stdout F
     (re.compile(_ISO_TS + r" std(?:out|err) [FP] "), None),
     # srun --label "12: ", pdsh "node-017: " (only when a header or bracket follows)
     (re.compile(r"\s*\d{1,6}: (?=\s*\S)|[a-z][\w.]*[-\d][\w.-]*: (?=\[|\d{4}-\d\d-\d\d)"), None),
+    # vLLM's logging format "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d]" with "%m-%d %H:%M:%S" dates:
+    # "ERROR 03-26 20:21:53 [core.py:1299] " (dev:skyrl-1398, dev:easyr1-207, dev:ms-swift-6962)
+    (re.compile(r"(" + _LEVEL_NAMES + r") \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w./-]+:\d+\]\s*"), 1),
+    # Ray's own C++ log lines (raylet, gcs_server, core_worker): "[2024-01-01 10:00:00,123 E 4321 4400] file.cc:55: "
+    (re.compile(r"\[" + _ISO_TS + r" ([IWEFD]) \d+ \d+\] [\w./-]+:\d+:\s*"), 1),
     # NeMo: [NeMo W 2024-01-01 10:00:00 exp_manager:123]
     (re.compile(r"\[NeMo ([DIWEC]) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\]\s*"), 1),
     # HF: [INFO|trainer.py:1234] 2024-01-01 10:00:00,123 >>
@@ -64,7 +78,8 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     # tags: [titan] [megatron] [c10d] [Rank 0] ahead of the message
     (re.compile(r"\[(?:titan|megatron|deepspeed|nemo|c10d|torchtitan|Rank \d+|PG \d+[^\]]*)\]:?\s*", re.IGNORECASE), None),
 ]
-_FIRST_HEADER = 3  # _PREFIXES before this are launcher prefixes (rank, container, srun label), not headers
+_FIRST_HEADER = 4  # _PREFIXES before this are launcher prefixes (rank, Ray, container, srun label), not headers
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # ECMA-48 control sequences: SGR colours, cursor moves, erases
 _NCCL_HEAD = re.compile(r"([\w.-]+):(\d+):(\d+) \[(\d+)\] (?=NCCL\b)")
 _NCCL_LEVEL = re.compile(r"NCCL (INFO|WARN|ERROR|TRACE|ABORT)\b")
 _PROGRAM_LEVEL = re.compile(r"[\w./-]+: (error|warning|fatal|warn|info)\b", re.IGNORECASE)  # slurmstepd: error: ...
@@ -232,6 +247,8 @@ _PEER_TRANSFER = re.compile(r"\bfrom peer\b|\bto peer\b|remote", re.IGNORECASE)
 def split_header(text: str) -> ParsedLine:
     """Peel the structured header off a line: timestamps, rank/host/pid prefixes, level and logger names."""
     rest = text.rstrip()
+    if "\x1b[" in rest:  # a terminal's colours (Ray colours its prefixes; loggers their levels)
+        rest = _ANSI.sub("", rest)
     indented = rest[:1].isspace()
     if rest[:1] in _RICH_PANEL:  # rich.traceback's panel: "╭── Traceback (most recent call last) ──╮", then
         # "│ /path/file.py:9 in step │" (a frame) and "│    8 │   loss = f(x) │" or "│ ❱  9 │ ..." (source)
