@@ -73,6 +73,8 @@ HEADERS = [
     ("(head, rank=0, pid=5634) ValueError: bad", "ValueError: bad", None),
     ("(raylet, ip=10.0.0.2) [2025-02-11 20:08:00,117 E 4121 4121] main.cc:483: boom", "boom", "error"),
     ("(autoscaler +2m3s) Adding 1 node(s)", "Adding 1 node(s)", None),
+    ("(sky-b7d3-weichiang pid=120832) E 07-06 19:18:16 controller.py:137] Unexpected error occurred",
+     "Unexpected error occurred", "error"),
     ("(pid) not a prefix", "(pid) not a prefix", None),
     # absl::Status text at INFO: JAX's xla_bridge (dev:jax-22070)
     ("INFO:2024-06-25 00:34:55,142:jax._src.xla_bridge:889: Unable to initialize backend 'tpu': ABORTED: The TPU",

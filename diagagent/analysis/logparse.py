@@ -47,8 +47,10 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     # srun --label "12: ", pdsh "node-017: " (only when a header or bracket follows)
     (re.compile(r"\s*\d{1,6}: (?=\s*\S)|[a-z][\w.]*[-\d][\w.-]*: (?=\[|\d{4}-\d\d-\d\d)"), None),
     # vLLM's logging format "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d]" with "%m-%d %H:%M:%S" dates:
-    # "ERROR 03-26 20:21:53 [core.py:1299] " (dev:skyrl-1398, dev:easyr1-207, dev:ms-swift-6962)
-    (re.compile(r"(" + _LEVEL_NAMES + r") \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w./-]+:\d+\]\s*"), 1),
+    # "ERROR 03-26 20:21:53 [core.py:1299] " (dev:skyrl-1398, dev:easyr1-207, dev:ms-swift-6962), before 0.6 without
+    # the "[": "ERROR 06-13 13:24:49 worker_base.py:148] " (dev:vllm-5477, dev:lmm-r1-30); SkyPilot's, with a one-letter
+    # level: "E 07-06 19:18:16 controller.py:137] " (dev:skypilot-955)
+    (re.compile(r"(" + _LEVEL_NAMES + r"|[DIWEC]) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\]\s*"), 1),
     # Ray's own C++ log lines (raylet, gcs_server, core_worker): "[2024-01-01 10:00:00,123 E 4321 4400] file.cc:55: "
     (re.compile(r"\[" + _ISO_TS + r" ([IWEFD]) \d+ \d+\] [\w./-]+:\d+:\s*"), 1),
     # NeMo: [NeMo W 2024-01-01 10:00:00 exp_manager:123]
