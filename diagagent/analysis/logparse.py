@@ -52,7 +52,16 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     # level: "E 07-06 19:18:16 controller.py:137] " (dev:skypilot-955)
     (re.compile(r"(" + _LEVEL_NAMES + r"|[DIWEC]) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+:\d+\]\s*"), 1),
     # Ray's own C++ log lines (raylet, gcs_server, core_worker): "[2024-01-01 10:00:00,123 E 4321 4400] file.cc:55: "
-    (re.compile(r"\[" + _ISO_TS + r" ([IWEFD]) \d+ \d+\] [\w./-]+:\d+:\s*"), 1),
+    # (forwarded to the driver it names its process again: "...E 2687 2687] (raylet) node_manager.cc:3069: ",
+    # dev:easyr1-50)
+    (re.compile(r"\[" + _ISO_TS + r" ([IWEFD]) \d+ \d+\] (?:\(\w+\) )?[\w./-]+:\d+:\s*"), 1),
+    # Ascend CANN: "[ERROR] 2024-06-28-13:05:55 (PID:11591, Device:0, RankID:-1) " (dev:llamafactory-4610)
+    (re.compile(r"\[(" + _LEVEL_NAMES + r")\] \d{4}-\d\d-\d\d-\d\d:\d\d:\d\d(?:\.\d+)? \(PID:\d+[^)]*\)\s*"), 1),
+    # a time of day, then the level: rich's log handler "[15:58:29] WARNING  " (dev:accelerate-1192), and
+    # "00:28:21.238 [I] " (dev:openpi-566)
+    (re.compile(r"\[\d\d:\d\d:\d\d\] +(?=(?:" + _LEVEL_NAMES + r") )|\d\d:\d\d:\d\d(?:\.\d+)? \[([IWEFD])\]\s*"), 1),
+    # a logger named in the level's bracket: ms-swift's "[INFO:swift] " (dev:ms-swift-5109)
+    (re.compile(r"\[(" + _LEVEL_NAMES + r"):[\w.-]+\]\s*"), 1),
     # NeMo: [NeMo W 2024-01-01 10:00:00 exp_manager:123]
     (re.compile(r"\[NeMo ([DIWEC]) \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [\w.]+:\d+\]\s*"), 1),
     # HF: [INFO|trainer.py:1234] 2024-01-01 10:00:00,123 >>
