@@ -27,9 +27,10 @@ _LEVEL_NAMES = r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|CRIT|FA
 
 # --- headers, peeled from the front of a line one by one ---------------------------------------------------
 _ISO_TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
-# torchrun --tee / log_line_prefix_template: [rank3]: / [default3]: ; mpirun --tag-output: [1,3]<stdout>: ; torchx's
-# role/replica and local rank: trainer/0 [1]: (dev:grl-image-restoration-27)
-_LAUNCHER_PREFIX = re.compile(r"\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:out|err)>:\s?|"
+# torchrun --tee / log_line_prefix_template: [rank3]: / [default3]: ; mpirun --tag-output: [1,3]<stdout>: ; horovodrun
+# with Gloo: [0]<stderr>: (dev:pytorch-lightning-5155) ; torchx's role/replica and local rank: trainer/0 [1]:
+# (dev:grl-image-restoration-27)
+_LAUNCHER_PREFIX = re.compile(r"\[(?:rank|default)?\d+\]:\s?|\[\d+(?:,\d+)?\]<std(?:out|err)>:\s?|"
                               r"[A-Za-z][\w-]*/\d+ \[\d+\]:\s?")
 # Ray's prefix on what a worker, actor or Ray's own process prints, as its log monitor forwards it to the driver:
 # "(pid=4321)", "(TorchTrainer pid=439, ip=10.212.157.221)", "(MegatronPolicyWorker[rank=3] pid=21, ip=10.0.0.2)",
@@ -37,8 +38,10 @@ _LAUNCHER_PREFIX = re.compile(r"\[(?:rank|default)?\d+\]:\s?|\[\d+,\d+\]<std(?:o
 # "(AsyncVLLMInferenceEngine pid=597306) (EngineCore_DP2 pid=598582)" (dev:skyrl-1398, dev:ray-51527, dev:verl-1420);
 # SkyPilot's on a multi-node task: "(head, rank=0, pid=5634)", "(worker1, rank=1, pid=8, ip=10.0.0.3)"
 # (dev:skypilot-4448)
-_RAY_PREFIX = re.compile(r"\((?:[\w.:\[\]=-]+,? )?(?:rank=\d+, )?pid=\d+(?:, ip=[\d.:a-fA-F]+)?\)\s?|"
-                         r"\((?:raylet|gcs_server|dashboard|monitor|autoscaler)(?:,? (?:ip=)?[\w.:+-]+)?\)\s?")
+_SGR = r"(?:\[\d{1,2}(?:;\d{1,2})*m)?"  # a colour code whose escape byte a paste lost: "[36m(pid=1)[0m" (dev:openrlhf-1139)
+_RAY_PREFIX = re.compile(_SGR + r"\((?:[\w.:\[\]=-]+,? )?(?:rank=\d+, )?pid=\d+(?:, ip=[\d.:a-fA-F]+)?\)" + _SGR + r"\s?|"
+                         + _SGR + r"\((?:raylet|gcs_server|dashboard|monitor|autoscaler)(?:,? (?:ip=)?[\w.:+-]+)?\)"
+                         + _SGR + r"\s?")
 _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holding a level or None)
     (_LAUNCHER_PREFIX, None),
     (_RAY_PREFIX, None),
@@ -75,8 +78,12 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     # syslog: Nov 20 10:00:58 node-002 kernel: ; with an optional weekday and year
     (re.compile(r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} "
                 r"\d\d:\d\d:\d\d(?:\.\d+)?(?: \d{4})?\s+(?:[\w.-]+ [\w./-]+(?:\[\d+\])?:\s+)?"), None),
-    # ISO / Python logging / Megatron / DeepSpeed / US-style dates, bracketed or not, with what separates them
-    (re.compile(r"\[?(?:" + _ISO_TS + r"|\d\d/\d\d/\d{4} \d\d:\d\d:\d\d(?:[.,]\d+)?)\]?(?:\s*[-|:,]\s*|\s+)"), None),
+    # Hydra's job logging: "[2024-01-01 10:00:00,123][__main__][ERROR] - " (its documented default format)
+    (re.compile(r"\[" + _ISO_TS + r"\]\[[\w.-]+\]\[(" + _LEVEL_NAMES + r")\] - "), 1),
+    # ISO / Python logging / Megatron / DeepSpeed / US-style and Go-style dates, bracketed or not, with what
+    # separates them
+    (re.compile(r"\[?(?:" + _ISO_TS + r"|(?:\d\d/\d\d/\d{4}|\d{4}/\d\d/\d\d) \d\d:\d\d:\d\d(?:[.,]\d+)?)\]?"
+                r"(?:\s*[-|:,]\s*|\s+)"), None),
     # epoch seconds
     (re.compile(r"\[?1[5-9]\d{8}(?:\.\d+)?\]?\s+"), None),
     # levels: [INFO] ; INFO: ; - INFO - ; INFO ; and a logger name after it ([megatron], [logging.py:96:log_dist])

@@ -92,7 +92,11 @@ THREAD_DUMPS_PER_FILE = 256
 FRAME_CODE_PER_FILE = 4096
 FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
 WARNING = 2
-_RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): ")
+# a line's rank from its launcher's prefix (logparse._LAUNCHER_PREFIX, _RAY_PREFIX): torchrun's [rank3]: (global) and
+# [default3]: (local); srun --label's "3: "; mpirun's [1,3]<stdout>: and horovodrun's [3]<stderr>: (global); a Ray
+# actor's or SkyPilot node's "(Worker[rank=3] pid=..." and "(head, rank=0, pid=..." (global)
+_RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): |^\s*\[(?:\d+,)?(\d+)\]<std|"
+                          rb"^(?:\[[\d;]*m)?\([^()]*?[\[ ]rank=(\d+)[\],]")
 _NCCL_HOST = re.compile(rb"^\s*(?:\[\w+\]:)?([\w.-]+):\d+:\d+ \[\d+\] NCCL")
 Stage = str  # init | training | checkpoint | eval | shutdown
 
@@ -436,9 +440,9 @@ class _FileReader:
             return None
         if m.group(1) == b"rank":
             return int(m.group(2))
-        local = int(m.group(2) or m.group(3))
-        if m.group(3) is not None:  # srun --label: a global task id
-            return local
+        if m.group(1) is None:  # srun --label's global task id, mpirun's, horovodrun's or Ray's global rank
+            return int(m.group(3) or m.group(4) or m.group(5))
+        local = int(m.group(2))
         ranks = self.local_ranks.get(self.lf.host or "", [])
         return ranks[local] if local < len(ranks) else None
 
@@ -809,7 +813,7 @@ class _FileReader:
         scan.counts[mid] += 1
         scan.lines += 1
         if mid not in scan.first:
-            scan.first[mid] = self._occurrence(raw, lineno)
+            scan.first[mid] = self._occurrence(raw, lineno, mid)
 
     def _occurrence(self, raw: bytes, lineno: int, mid: int = -1) -> Occurrence:
         text = _text(raw)
