@@ -160,6 +160,10 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     assert progress_layout(line.replace(b"2.113E+00", b"nan      ")) is None  # NaN lines are read in full
     assert str(read_progress("{'loss': nan, 'grad_norm': 1.0}").loss) == "nan"
     assert read_progress("lm loss: 2.0 | grad norm: inf").grad_norm == float("inf")
+    # pytorch/examples' ImageNet ProgressMeter (dev:dali-2608): the batch in its epoch, the batch time before its average
+    imagenet = read_progress("Epoch: [1][  100/5005]\tTime  8.719 ( 0.361)\tData  8.597 ( 0.230)\tLoss 1.2987e+00")
+    assert (imagenet.iteration, imagenet.step_time_s, imagenet.loss) == (100, 8.719, 1.2987)
+    assert read_progress("the Time 3 (of 4) said").step_time_s is None  # (a word, not the meter)
 
 
 def test_shaper_parses_each_shape_once_and_skips_blank_and_corrupt_lines() -> None:

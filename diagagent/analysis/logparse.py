@@ -187,7 +187,10 @@ Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end"
                  "ckpt_load", "straggler_report"]
 _ITERATION = re.compile(  # fairseq counts optimizer steps as "| num_updates 10198 |" (dev:fairseq-512)
     r"(?:\b(?:iteration|iter|step|global_step|steps|train_step|num_updates)\b\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"
-    r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+))", re.IGNORECASE)  # "it=7604"
+    r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+)"  # "it=7604"
+    # pytorch/examples' ImageNet ProgressMeter, copied by many vision trainers: "Epoch: [1][  100/5005]" (the batch in
+    # its epoch; dev:dali-2608)
+    r"|\bEpoch: \[\d+\]\s*\[\s*(\d+)/(\d+)\])", re.IGNORECASE)
 _PROGRESS_WORDS = re.compile(r"loss|\blr\b|^Training: step|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
                              r"throughput|elapsed|it/s|s/it|samples/s|SamplesPerSec", re.IGNORECASE)  # DeepSpeed's
 # timer: "epoch=0/micro_step=1200/global_step=1200, RunningAvgSamplesPerSec=41.2, CurrSamplesPerSec=40.9, ..."
@@ -225,7 +228,9 @@ _LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\blos
                    + _NUM + r"(?!\w)", re.IGNORECASE)
 _GRAD_NORM = re.compile(r"\bgrad[ _]?norm\b['\"]?\s*[:=]\s*['\"]?" + _NUM, re.IGNORECASE)
 _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? time \((m?s)\)|train_step_timing in s|"
-                        r"step[ _]time(?: \((m?s)\))?|time/iteration|time per step)\s*[:=]?\s*([\d.]+)", re.IGNORECASE)
+                        r"step[ _]time(?: \((m?s)\))?|time/iteration|time per step|"
+                        # the ImageNet ProgressMeter's batch time, then its running average: "Time  8.719 ( 0.361)"
+                        r"(?-i:\bTime)(?=\s+[\d.]+\s+\(\s*[\d.]+\)))\s*[:=]?\s*([\d.]+)", re.IGNORECASE)
 _NAN_COUNT = re.compile(r"number of nan iterations:\s*(\d+)", re.IGNORECASE)
 
 # --- masking: the parts of a message that vary between occurrences of one event ---------------------------
@@ -612,7 +617,7 @@ def marker_of(message: str) -> Marker | None:
     if _HF_METRICS.match(message):
         return "iteration"
     m = _ITERATION.search(message)
-    if m and (m.group(2) or m.group(4) or _PROGRESS_WORDS.search(message)):
+    if m and (m.group(2) or m.group(4) or m.group(8) or _PROGRESS_WORDS.search(message)):
         return "iteration"  # a step with its total is progress by itself: OLMo's "[step=50/65355,epoch=0]" (dev:olmo-788)
     if _LOSS.search(message):  # a loss printed with no step, or by epoch: "epoch: 3451 loss: nan" (dev:gradnorm-tf-17)
         return "iteration"
@@ -648,7 +653,7 @@ def _field_spans(message: str) -> dict[str, tuple[int, str, float]]:
     out: dict[str, tuple[int, str, float]] = {}
     m = _ITERATION.search(message)
     if m:
-        g = next(i for i in (1, 4, 6) if m.group(i) is not None)
+        g = next(i for i in (1, 4, 6, 7) if m.group(i) is not None)
         out["iteration"] = (m.start(g), m.group(g), 1.0)
     for name, pattern in (("loss", _LOSS), ("grad_norm", _GRAD_NORM), ("nan_iterations", _NAN_COUNT)):
         m = pattern.search(message)
