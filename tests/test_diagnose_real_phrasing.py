@@ -260,3 +260,15 @@ def test_sruns_kills_after_a_task_failed_are_its_teardown_not_a_kill_of_unknown_
     # the same Killed lines with no task failing first are a kill from outside
     d = _diagnose(tmp_path / "b", {"logs/node-0/slurm.out": "\n".join(lines[2:]) + "\n"})
     assert d.fault == "process_killed_unknown"
+
+
+def test_an_undecided_diagnosis_cites_the_sign_behind_each_candidate(tmp_path: Path) -> None:
+    """A slow two-node job whose only tell is NCCL's socket transport (dev:areal-639): not sure, and the line that
+    made nccl_socket_fallback a candidate is cited."""
+    job = JOB.replace("status: failed", "status: slow") + "  - {host: node-1}\n"
+    with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "NCCL INFO NET/Socket : Using "
+                                                "[0]bond0:200.8.184.2<0>\n"}, job)) as bundle:
+        d = diagnose(bundle, Settings(state_dir=tmp_path / "state"))
+    assert d.fault is None and d.candidates[0].fault == "nccl_socket_fallback"
+    cited = [e for e in d.evidence if e.role == "cause"]
+    assert [e.line for e in cited] == [1] and "one of the candidates" in cited[0].why
