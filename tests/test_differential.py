@@ -145,3 +145,14 @@ def test_a_missing_driver_library_is_the_container_runtime_and_a_failed_lookup_n
             "Temporary failure in name resolution).")
     hint = decide(BOOK, match_lines(BOOK, [_line(ipv6)]), CATEGORIES, None, CHECKS)
     assert (hint.fault, hint.tier) == ("dns_resolution_failure", "weak")
+
+
+def test_equal_signs_keep_the_analyzers_order_across_files_and_the_line_order_within_one() -> None:
+    """DeepSpeed's OVERFLOW at the floor on line 1, then fused onto a progress bar on line 2, the bar's line ranked
+    first by the analyzers (dev:transformers-14531): line 1 leads; another file's line keeps its place."""
+    text = "[deepscale] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1, reducing to 1"
+    other = Line(file="logs/n2/rank-1.log", line=9, host="n2", text=text, role="context", where="logs")
+    lines = [other, _line("  0%|▋   | 98/24128 [00:40<2:40:10,  2.50it/s]" + text, role="context").model_copy(
+        update={"line": 2}), _line(text, role="context")]
+    floor = [(h.line.file, h.line.line) for h in match_lines(BOOK, lines) if h.signature.id == "loss-scale-floor"]
+    assert floor == [("logs/n2/rank-1.log", 9), ("logs/n1/rank-0.log", 1), ("logs/n1/rank-0.log", 2)]

@@ -117,7 +117,10 @@ def match_lines(book: SignatureBook, lines: list[Line], stage: Stage | None = No
     hits = [Hit(signature=s, fault=s.in_stage.get(stage, s.fault) if stage else s.fault,
                 line=ln.model_copy(update={"device_state": True}) if s.device else ln, weight=weight(s, ln))
             for ln in lines for s in book.matches(ln.text, ln.where)]
-    return sorted(hits, key=lambda h: -h.weight)
+    # equal weights keep the lines' order (the analyzers' ranking) but within one file go by line: where a repeated
+    # sign began, before the same sign fused onto a later progress bar (dev:transformers-14531)
+    files = {f: i for i, f in reversed(list(enumerate(h.line.file for h in hits)))}
+    return sorted(hits, key=lambda h: (-h.weight, files[h.line.file], h.line.line or 0))
 
 
 def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category],
