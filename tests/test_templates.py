@@ -166,6 +166,30 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     assert read_progress("the Time 3 (of 4) said").step_time_s is None  # (a word, not the meter)
 
 
+@pytest.mark.parametrize(("line", "iteration", "loss", "step"), [  # each framework's documented progress line
+    ("Epoch(train)  [1][ 100/1000]  lr: 1.0000e-04  eta: 1:00:00  time: 0.5123  data_time: 0.0123  memory: 10000  "
+     "loss: 2.3456", 100, 2.3456, 0.5123),  # MMEngine's LoggerHook
+    ("Iter(train) [  100/10000]  lr: 1.0000e-04  eta: 1:00:00  time: 0.5123  data_time: 0.0123  loss: 2.3456",
+     100, 2.3456, 0.5123),
+    ("eta: 1:00:00  iter: 99  total_loss: 2.346  loss_cls: 0.5  time: 0.5123  data_time: 0.0123  lr: 0.0001",
+     99, 2.346, 0.5123),  # Detectron2's CommonMetricPrinter
+    ("iter 100: loss 2.3456, time 120.00ms, mfu 30.12%", 100, 2.3456, 0.12),  # nanoGPT
+    ("completed step: 100, seconds: 0.512, TFLOP/s/device: 150.123, loss: 2.346", 100, 2.346, 0.512),  # MaxText
+    ("step:100 - actor/pg_loss:0.123 - timing_s/step:12.345", 100, None, 12.345),  # verl's console logger
+    ("[batch=100/1000]: Train loss/train/total: 2.3456", 100, 2.3456, None),  # Composer
+    ("1|100|Loss: 2.345600128364563:  10%|█         | 100/1000 [01:00<09:00,  1.67it/s]", 100, 2.3456001, None),
+    ("Epoch[0] Batch [100]\tSpeed: 1000.12 samples/sec\taccuracy=0.5", 100, None, None),  # MXNet's Speedometer
+    ("Epoch [1/10] Step [100/1000] loss: 2.3456", 100, 2.3456, None),
+])
+def test_progress_lines_of_other_frameworks(line: str, iteration: int, loss: float | None, step: float | None) -> None:
+    p = read_progress(line)
+    assert marker_of(line) == "iteration"
+    assert (p.iteration, p.loss, p.step_time_s) == (iteration, pytest.approx(loss) if loss else None,
+                                                    pytest.approx(step) if step else None)
+    layout = progress_layout(line.encode())
+    assert layout is None or read_progress_with(layout, line.encode()) == p  # the fast path reads the same
+
+
 def test_shaper_parses_each_shape_once_and_skips_blank_and_corrupt_lines() -> None:
     shaper = LineShaper()
     lines = [f"[2026-11-20 08:00:{s:02d},120] [INFO] step {s} done".encode() for s in range(10, 60)]

@@ -186,11 +186,15 @@ def is_cascade(message: str) -> bool:
 Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown",
                  "ckpt_load", "straggler_report"]
 _ITERATION = re.compile(  # fairseq counts optimizer steps as "| num_updates 10198 |" (dev:fairseq-512)
-    r"(?:\b(?:iteration|iter|step|global_step|steps|train_step|num_updates)\b\s*[:=]?\s*(\d+)(?:\s*/\s*(\d+))?"
+    r"(?:\b(?:iteration|iter|step|global_step|steps|train_step|num_updates)\b\s*[:=]?\s*\[?(\d+)(?:\s*/\s*(\d+))?"
     r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+)"  # "it=7604"
     # pytorch/examples' ImageNet ProgressMeter, copied by many vision trainers: "Epoch: [1][  100/5005]" (the batch in
     # its epoch; dev:dali-2608)
-    r"|\bEpoch: \[\d+\]\s*\[\s*(\d+)/(\d+)\])", re.IGNORECASE)
+    r"|\bEpoch: \[\d+\]\s*\[\s*(\d+)/(\d+)\]"
+    # MMEngine's LoggerHook (OpenMMLab): "Epoch(train)  [1][ 100/1000]" and "Iter(train) [  100/10000]"; Composer's
+    # "[batch=100/1000]"; torchtune's "1|100|Loss: 2.34"; MXNet's Speedometer "Epoch[0] Batch [100]"
+    r"|\b(?:Epoch\(train\)\s*\[\d+\]|Iter\(train\))\s*\[\s*(\d+)/(\d+)\]|\[batch=(\d+)/(\d+)\]|^\d+\|(\d+)\|Loss:"
+    r"|\bEpoch\[\d+\] Batch \[(\d+)\])", re.IGNORECASE)
 _PROGRESS_WORDS = re.compile(r"loss|\blr\b|^Training: step|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
                              r"throughput|elapsed|it/s|s/it|samples/s|SamplesPerSec", re.IGNORECASE)  # DeepSpeed's
 # timer: "epoch=0/micro_step=1200/global_step=1200, RunningAvgSamplesPerSec=41.2, CurrSamplesPerSec=40.9, ..."
@@ -223,14 +227,20 @@ _NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf(?:init
 # BigDL's "Loss is Infinity." (dev:ipex-llm-1486) name the value without a colon
 # a loss, also summed over its terms ("losses: nan", dev:nlut-12)
 # a loss by its name, or a named one ('loss_net: nan', dev:medicaldataaugmentationtool-verse-31), never fp16's loss scale
-_LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\blosses|\bloss(?:_(?!scale)[a-z]+)?)\b['\"]?\s*"
+# (Detectron2's "total_loss: 2.346" before its terms; Composer's "loss/train/total: 2.3456")
+_LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\btotal_loss|\bloss/train/total|\blosses|"
+                   r"\bloss(?:_(?!scale)[a-z]+)?)\b['\"]?\s*"
                    r"(?:value)?\s*(?:[:=]|\bis\b)?\s*['\"]?"
                    + _NUM + r"(?!\w)", re.IGNORECASE)
 _GRAD_NORM = re.compile(r"\bgrad[ _]?norm\b['\"]?\s*[:=]\s*['\"]?" + _NUM, re.IGNORECASE)
 _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? time \((m?s)\)|train_step_timing in s|"
                         r"step[ _]time(?: \((m?s)\))?|time/iteration|time per step|"
                         # the ImageNet ProgressMeter's batch time, then its running average: "Time  8.719 ( 0.361)"
-                        r"(?-i:\bTime)(?=\s+[\d.]+\s+\(\s*[\d.]+\)))\s*[:=]?\s*([\d.]+)", re.IGNORECASE)
+                        r"(?-i:\bTime)(?=\s+[\d.]+\s+\(\s*[\d.]+\))|"
+                        # MMEngine's and Detectron2's "time: 0.5123  data_time: 0.0123"; verl's "timing_s/step:12.3";
+                        # MaxText's "completed step: 100, seconds: 0.512"; nanoGPT's "time 120.00ms"
+                        r"\btime(?=:\s*[\d.]+\s+data_time:)|timing_s/step|completed step: \d+, seconds|"
+                        r"(?-i:\btime)(?=\s+[\d.]+ms\b))\s*[:=]?\s*([\d.]+)(ms\b)?", re.IGNORECASE)
 _NAN_COUNT = re.compile(r"number of nan iterations:\s*(\d+)", re.IGNORECASE)
 
 # --- masking: the parts of a message that vary between occurrences of one event ---------------------------
@@ -617,7 +627,8 @@ def marker_of(message: str) -> Marker | None:
     if _HF_METRICS.match(message):
         return "iteration"
     m = _ITERATION.search(message)
-    if m and (m.group(2) or m.group(4) or m.group(8) or _PROGRESS_WORDS.search(message)):
+    if m and (m.group(2) or m.group(4) or m.group(8) or m.group(10) or m.group(12) or m.group(13)
+              or _PROGRESS_WORDS.search(message)):
         return "iteration"  # a step with its total is progress by itself: OLMo's "[step=50/65355,epoch=0]" (dev:olmo-788)
     if _LOSS.search(message):  # a loss printed with no step, or by epoch: "epoch: 3451 loss: nan" (dev:gradnorm-tf-17)
         return "iteration"
@@ -653,7 +664,7 @@ def _field_spans(message: str) -> dict[str, tuple[int, str, float]]:
     out: dict[str, tuple[int, str, float]] = {}
     m = _ITERATION.search(message)
     if m:
-        g = next(i for i in (1, 4, 6, 7) if m.group(i) is not None)
+        g = next(i for i in (1, 4, 6, 7, 9, 11, 13, 14) if m.group(i) is not None)
         out["iteration"] = (m.start(g), m.group(g), 1.0)
     for name, pattern in (("loss", _LOSS), ("grad_norm", _GRAD_NORM), ("nan_iterations", _NAN_COUNT)):
         m = pattern.search(message)
@@ -661,7 +672,7 @@ def _field_spans(message: str) -> dict[str, tuple[int, str, float]]:
             out[name] = (m.start(1), m.group(1), 1.0)
     m = _STEP_TIME.search(message)
     if m:
-        unit = m.group(1) or m.group(2) or ("ms" if "(ms)" in m.group(0) else "s")
+        unit = m.group(1) or m.group(2) or m.group(4) or ("ms" if "(ms)" in m.group(0) else "s")
         out["step_time_s"] = (m.start(3), m.group(3), 0.001 if unit == "ms" else 1.0)
     return out
 
