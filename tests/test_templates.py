@@ -167,8 +167,8 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
 
 
 @pytest.mark.parametrize(("line", "iteration", "loss", "step"), [  # each framework's documented progress line
-    ("Epoch(train)  [1][ 100/1000]  lr: 1.0000e-04  eta: 1:00:00  time: 0.5123  data_time: 0.0123  memory: 10000  "
-     "loss: 2.3456", 100, 2.3456, 0.5123),  # MMEngine's LoggerHook
+    (("Epoch(train)  [1][ 100/1000]  lr: 1.0000e-04  eta: 1:00:00  time: 0.5123  data_time: 0.0123  memory: 10000  "
+     "loss: 2.3456"), 100, 2.3456, 0.5123),  # MMEngine's LoggerHook
     ("Iter(train) [  100/10000]  lr: 1.0000e-04  eta: 1:00:00  time: 0.5123  data_time: 0.0123  loss: 2.3456",
      100, 2.3456, 0.5123),
     ("eta: 1:00:00  iter: 99  total_loss: 2.346  loss_cls: 0.5  time: 0.5123  data_time: 0.0123  lr: 0.0001",
