@@ -295,6 +295,9 @@ def test_stage_from_traceback_functions_and_resumed_step() -> None:
     assert stage_of_frames(["<module>", "main", "save_checkpoint", "save"]) == "checkpoint"
     assert stage_of_frames(["<module>"]) == "init"  # an import at the top of the script
     assert stage_of_frames(["<module>", "main", "wrapped_fn", "forward"]) == "training"
+    # HF Trainer preparing the model and optimizer with DeepSpeed before its first step (dev:deepspeed-6525)
+    assert stage_of_frames(["train", "_inner_training_loop", "prepare", "_prepare_deepspeed"]) == "init"
+    assert stage_of_frames(["train", "_inner_training_loop", "training_step", "backward"]) == "training"
     assert stage_of_frames(["<module>", "main"]) is None
     # a script's train() still constructing its plugin or dataset (dev:colossalai-6202) is setting up; once a model
     # runs inside it, it is training

@@ -438,8 +438,10 @@ def _set_up_only(functions: list[str]) -> bool:
 
 
 # a script's whole-run entry point, which builds everything before its loop: dev:colossalai-6202 (train ->
-# MoeHybridParallelPlugin.__init__), dev:yet-another-efficientdet-pytorch-72 (train -> CocoDataset.__init__)
-_TRAIN_ENTRY = re.compile(r"^(?:train|run_training)$")
+# MoeHybridParallelPlugin.__init__), dev:yet-another-efficientdet-pytorch-72 (train -> CocoDataset.__init__); HF
+# Trainer's _inner_training_loop, which prepares the model and optimizer (accelerator.prepare, deepspeed_init) before
+# its first step (dev:deepspeed-6525)
+_TRAIN_ENTRY = re.compile(r"^(?:train|run_training|_inner_training_loop)$")
 _RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_loop)$")
 # a constructor or a setup function with no stage named inside it: dev:transformers-25988 (Trainer.__init__ ->
 # create_accelerator_and_postprocess), dev:torchtitan-2184 (Trainer.__init__ -> parallelize_llama)
