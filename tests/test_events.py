@@ -151,6 +151,23 @@ def test_a_lasting_slowdown_gives_the_first_slow_iteration(tmp_path: Path) -> No
     assert (f.last_good_iteration, f.first_abnormal_iteration) == (136, 137)
 
 
+def test_a_slowdown_that_lasts_to_the_end_of_a_short_log_is_found_and_its_first_slow_step_located(tmp_path: Path,
+                                                                                                  ) -> None:
+    """pytorch/examples' ImageNet meter: 0.17 s batches, then 8.7 s from batch 100 to the paste's end, only three
+    slow lines (dev:dali-2608)."""
+    times = [0.414, 0.200, 0.170, 0.169, 0.168, 8.719, 8.955, 8.576]
+    log = "".join(f"Epoch: [1][{20 * i}/5005]\tTime {t:.3f} (0.400)\tData 0.045 (0.040)\tLoss 1.2701 (1.0801)\n"
+                  for i, t in enumerate(times))
+    root = fx.write(tmp_path / "slow", {"logs/n-1/stdout.log": log}, fx.job_yaml(["n-1"], status="slow", gpus=1))
+    f = _analyze(root)
+    assert (f.slow_from_iteration, f.first_abnormal_iteration) == (100, 100)
+    slow = [m for m in f.metric_anomalies if m.kind == "step_time_slowdown"]
+    assert slow and slow[0].location.line == 6 and slow[0].iteration == 100
+    one_slow_line = fx.write(tmp_path / "blip", {"logs/n-1/stdout.log": "".join(log.splitlines(True)[:6])},
+                             fx.job_yaml(["n-1"], status="slow", gpus=1))
+    assert _analyze(one_slow_line).slow_from_iteration is None  # one slow step at the end is no lasting slowdown
+
+
 def test_an_oom_in_the_first_step_after_a_resume_is_training_at_the_next_iteration(tmp_path: Path) -> None:
     hosts = ["dgx-1", "dgx-2"]
     files = {}

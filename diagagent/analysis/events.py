@@ -99,7 +99,7 @@ class NodeSuspect(BaseModel):
 
 class MetricAnomaly(BaseModel):
     kind: str  # nan_loss | inf_loss | nan_grad_norm | inf_grad_norm | loss_jump | grad_norm_jump | nan_iterations
-    # | straggler_rank
+    # | straggler_rank | step_time_slowdown
     iteration: int | None
     value: float | None
     previous: float | None  # the value before, or the recent median a jump is measured against
@@ -765,9 +765,12 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     nodes = _node_evidence(scan, cands, names or {})
     roots = _roots(nodes)
     _assign_roles(cands, roots, hosts_total)
-    anomalies = sorted((_anomaly(m) for f in scan.files for m in f.metrics), key=_decisive_first)
-    events = _ranked_events(cands, roots, anomalies, scan)
     has_errors = any(c.role == "cause" and c.t.level >= LEVEL_RANK["error"] for c in cands)
+    # a lasting slowdown is evidence in a slow job, or where no error is (as it is an iteration: _iterations)
+    slow_counts = status == "slow" or not has_errors
+    anomalies = sorted((_anomaly(m) for f in scan.files for m in f.metrics
+                        if m.kind != "step_time_slowdown" or slow_counts), key=_decisive_first)
+    events = _ranked_events(cands, roots, anomalies, scan)
     top_cause = next((c for c in sorted(cands, key=lambda c: -c.score) if c.role == "cause"), None)
     cited = _cited_on(top_cause, roots) if top_cause else None
     stage = stage_of_frames(list(cited.frames)) if cited is not None and cited.frames else None

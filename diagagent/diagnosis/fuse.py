@@ -148,6 +148,10 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
             g.query.append(loc.text)
     for anomaly in logs.metric_anomalies[:1]:
         loc = anomaly.location
+        if anomaly.kind == "step_time_slowdown" and _other_parts_show_it(a):  # the flows or probes show why the
+            # steps slowed: the first slow step is context, and the cause's line only when nothing else points
+            g.context.append(_cite_log(a, loc, "context", f"the first slow step, iteration {anomaly.iteration}"))
+            continue
         ev = _cite_log(a, loc, "cause", f"{anomaly.kind} at iteration {anomaly.iteration}")
         if ev not in g.log_causes:
             g.log_causes.append(ev)
