@@ -156,3 +156,23 @@ def test_equal_signs_keep_the_analyzers_order_across_files_and_the_line_order_wi
         update={"line": 2}), _line(text, role="context")]
     floor = [(h.line.file, h.line.line) for h in match_lines(BOOK, lines) if h.signature.id == "loss-scale-floor"]
     assert floor == [("logs/n2/rank-1.log", 9), ("logs/n1/rank-0.log", 1), ("logs/n1/rank-0.log", 2)]
+
+
+@pytest.mark.parametrize(("text", "fault"), [  # each as the software documents it (the signature's seen_in)
+    ("RuntimeError: DataLoader worker (pid(s) 1234) exited unexpectedly", "dataloader_worker_killed"),
+    ("RuntimeError: No CUDA GPUs are available", "gpu_unavailable"),
+    ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "cuda_driver_mismatch"),
+    ("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!", "cuda_driver_mismatch"),
+    ("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest legal "
+     "address.", "cuda_illegal_memory_access"),
+    ("hgx-b09:88202:88415 [2] NCCL WARN NET/IB : mlx5_2:1 Got async event : port error", "ib_link_flap"),
+    ("_pickle.UnpicklingError: invalid load key, 'v'.", "checkpoint_load_failure"),
+    ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one.",
+     "user_config_error"),
+    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+     "user_code_exception"),
+    ("node-1:12:34 [0] NCCL WARN NCCL_IB_HCA set but no device found", "nccl_socket_fallback"),
+])
+def test_documented_error_lines_name_their_fault(text: str, fault: str) -> None:
+    hits = match_lines(BOOK, [_line(text)])
+    assert hits and hits[0].fault == fault
