@@ -272,3 +272,14 @@ def test_an_undecided_diagnosis_cites_the_sign_behind_each_candidate(tmp_path: P
     assert d.fault is None and d.candidates[0].fault == "nccl_socket_fallback"
     cited = [e for e in d.evidence if e.role == "cause"]
     assert [e.line for e in cited] == [1] and "one of the candidates" in cited[0].why
+
+
+def test_a_log_that_ends_at_a_traceback_header_cites_it_unless_another_line_warns(tmp_path: Path) -> None:
+    """A paste that stops at 'Traceback (most recent call last):' after its progress lines (dev:semanticstylegan-8):
+    the header is the cause's place; beside fp16 overflow warnings (dev:fairseq-512) it is only context."""
+    steps = "".join(f"[00{i}00] d: 0.79; g: 1.34; time: 1.8\n" for i in range(63, 70))
+    d = _diagnose(tmp_path / "a", {"logs/node-0/stdout.log": steps + "Traceback (most recent call last):\n"})
+    assert _cited(d) == [8] and "header of a traceback" in d.evidence[0].why
+    warned = "| WARNING: overflow detected, setting loss scale to: 0.25\n"
+    d = _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": warned + steps + "Traceback (most recent call last):\n"})
+    assert 9 not in _cited(d) and 9 in _cited(d, "context")

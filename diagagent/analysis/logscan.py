@@ -437,6 +437,7 @@ class _FileReader:
         self.exception_frames: tuple[str, ...] = ()  # those of the last traceback, once its exception line came
         self.raised_at: tuple[int, str] | None = None  # the frame that raised the last traceback's exception
         self.innermost: tuple[int, str] | None = None  # and that traceback's innermost frame
+        self.header_at: tuple[int, str] | None = None  # the last traceback header (line, text)
         self.bare_frame = False  # the last frame line was at the margin: a paste that lost its indentation
         self.wrapping: Wrapping | None = None  # how a terminal cut this file's lines, read off its first block
         self.spans: dict[int, int] = {}  # the first line of a record joined back from cut lines: its last line
@@ -878,6 +879,7 @@ class _FileReader:
         if kind & K_TRACEBACK:
             self.tb = 1
             self.frames, self.frame_lines = [], []
+            self.header_at = (lineno, _text(raw))
         elif kind & K_FRAME:
             self.tb = 2
             text = _text(raw)
@@ -983,6 +985,9 @@ class _FileReader:
         if self.tb in (2, 3) and self.frame_lines:
             line, text = self.frame_lines[-1]
             summary.cut_traceback = (line, text, tuple(self.frames))
+        elif self.tb == 1 and self.header_at is not None:  # the file ends at a traceback's header: the exception is
+            # lost with its frames, and the header is all there is to cite (dev:semanticstylegan-8)
+            summary.cut_traceback = (*self.header_at, ())
         host_scan = self.part.hosts.get(self.lf.host) if self.lf.host is not None else None
         if host_scan is not None:  # where a repeated warning ended up: the loss scale at its floor, the last retry
             for mid, (line, raw) in self.repeated.items():

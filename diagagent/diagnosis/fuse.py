@@ -85,6 +85,9 @@ class _Gathered:
     query: list[str] = field(default_factory=list)  # what the schema cache is searched with
 
 
+_FRAME_TEXT = re.compile(r'File "[^"]*", line \d+|\.pyx?:\d+')  # a cut traceback's last line is a frame, or else its header
+
+
 def _strong(level: str | None) -> bool:
     return level in ("error", "fatal")
 
@@ -161,10 +164,16 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         # cause when nothing else in the logs is (a hang's py-spy dump, dev:torchtitan-168's faulthandler dump)
         (g.log_causes if role == "cause" else g.context).append(
             _cite_log(a, loc, role, "where this main thread was when its stack was dumped"))
+    warned = any(e.level in ("warning", "error", "fatal") and line_kind(split_header(e.first.text).message) != "traceback"
+                 for e in logs.events)
     for loc in logs.cut_tracebacks[:MAX_THREAD_DUMPS_CITED]:  # a traceback the log ends in, its exception cut off
-        # (dev:pytorch-lightning-18971): where it was raised is what there is to cite
-        (g.log_causes if role == "cause" else g.context).append(
-            _cite_log(a, loc, role, "the innermost frame of a traceback cut before its exception"))
+        # (dev:pytorch-lightning-18971): where it was raised is what there is to cite; a bare header (the paste ends
+        # there, dev:semanticstylegan-8) only when no other line of the logs warns of anything (dev:fairseq-512)
+        bare = not _FRAME_TEXT.search(loc.text)
+        cut_role: EvidenceRole = "context" if bare and warned else role
+        (g.log_causes if cut_role == "cause" else g.context).append(
+            _cite_log(a, loc, cut_role, "the header of a traceback the log ends at" if bare
+                      else "the innermost frame of a traceback cut before its exception"))
     # the last activity before the failure, as context: the last progress line; for a hang, also the last line
     # the job printed (dev:nccl-85, a hung nccl-tests run whose only tell is the table header it stopped at)
     activity = [logs.last_progress] + ([logs.last_line] if a.bundle.job.status == "hung" else [])
