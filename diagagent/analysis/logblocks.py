@@ -5,6 +5,7 @@ lines hashed by pyarrow), progress numbers read by column, and the progress chec
 from __future__ import annotations
 
 import re
+from types import ModuleType
 
 import numpy as np
 import pyarrow as pa
@@ -18,10 +19,19 @@ WINDOW = 10  # the progress checks' window (logscan._WINDOW)
 
 
 class BlockShapes:
-    """Each line's shape (SHAPE_TABLE: digits 1-9 made 0) as an index into the block's distinct shapes, and the lines
-    holding a `0x` literal (their shape folds hex letters too: the per-line reader computes it)."""
+    """Each line's shape (SHAPE_TABLE: digits 1-9 made 0) as an index into the block's distinct shapes, numbered in
+    the order they first occur, and the lines holding a `0x` literal (their shape folds hex letters too: the per-line
+    reader computes it). By `native` (compiled_lines(): one pass in C) when given, else by numpy and pyarrow: the same
+    numbers, shapes and rows either way (tests/test_lines_native.py)."""
 
-    def __init__(self, block: LineBlock) -> None:
+    def __init__(self, block: LineBlock, native: ModuleType | None = None) -> None:
+        self.firsts: np.ndarray | None = None  # each shape's first line, when the pass gave them
+        if native is not None:
+            self.index = np.empty(len(block), np.int32)  # (the int32 dictionary_encode gives)
+            self.values, firsts, hex_rows = native.shapes(block.body, block.starts, block.ends, self.index)
+            self.firsts = np.array(firsts, np.int64)
+            self.hex_rows = np.array(hex_rows, np.int64)
+            return
         shaped = (block.body + b"\n").translate(SHAPE_TABLE)  # a newline so that every value below ends in one
         offsets = np.append(block.starts, len(shaped)).astype(np.int64)
         lines = pa.Array.from_buffers(pa.large_binary(), len(block),
@@ -43,6 +53,8 @@ class BlockShapes:
         """The block's first line of each distinct shape. dictionary_encode numbers the shapes in the order they
         first occur, so shape j first occurs where the running maximum of the lines' shapes reaches j (checked: else
         found by sorting)."""
+        if self.firsts is not None:
+            return self.firsts
         if not len(self.index):
             return np.empty(0, np.int64)
         peak = np.maximum.accumulate(self.index)

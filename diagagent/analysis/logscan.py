@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -67,7 +68,7 @@ from diagagent.analysis.wrapping import Wrapping, carry_from, unwrap, wrapping_o
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle, LogFile, ReadIssue, parse_timestamp
 from diagagent.telemetry.limits import ReadBudget
-from diagagent.telemetry.readers import LineBlock, LineChunks
+from diagagent.telemetry.readers import LineBlock, LineChunks, compiled_lines
 
 BLOCK_BYTES = 1 << 22  # a file's first read (a terminal's wrapping is read off its lines)
 NEXT_BLOCK_BYTES = 1 << 20  # ... and the next: a block whose passes (newlines, shapes, hashing) stay in a core's cache
@@ -427,6 +428,7 @@ class _FileReader:
         self.fast = False  # read blocks at once where that gives the same result (see _fast_block)
         self.relearn = _RELEARN  # how many more times a block's classes may be read again for shapes learned since
         self.columns: dict[bytes, ShapeColumns] = {}  # a progress line shape -> how to read its fields by column
+        self.native: ModuleType | None = None  # compiled_lines(): the fast path's per-byte passes in C (same results)
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -470,7 +472,7 @@ class _FileReader:
         fast = self.fast and host_scan is not None
         # budgets, cut lines, a cut .gz read to its break; blank runs count once
         chunks = LineChunks(root / self.lf.file, self.lf.file, part.read_issues, self.budget, MAX_LINE_BYTES,
-                            BLOCK_BYTES, blocks=fast, next_block=min(NEXT_BLOCK_BYTES, BLOCK_BYTES))
+                            BLOCK_BYTES, blocks=fast, next_block=min(NEXT_BLOCK_BYTES, BLOCK_BYTES), native=self.native)
         before = len(part.read_issues)
         carried: tuple[int, list[bytes]] = (1, [])  # lines that fill a terminal's width at a chunk's end
         for first, lines in chunks:
@@ -528,7 +530,7 @@ class _FileReader:
     # per-line reader (_lines) in order, so the result is the same as reading every line with it.
 
     def _fast_block(self, block: LineBlock, lineno: int, host_scan: HostScan) -> int:
-        shapes = BlockShapes(block)
+        shapes = BlockShapes(block, self.native)
         self.relearn = _RELEARN
         index = 0
         while index < len(block):
@@ -1000,6 +1002,7 @@ class ScanJob:
     budget: ReadBudget | None = None  # this process's share of the bundle's read budget
     deadline: float | None = None  # epoch seconds: no file is started after it (the analyzer's budget)
     fast: bool | None = None  # read blocks at once where that gives the same result; None: Settings.fast_scan
+    compiled: bool | None = None  # the fast path's per-byte passes in C where built; None: Settings.compiled_scan
 
 
 def scan_files(job: ScanJob) -> ScanPart:
@@ -1010,13 +1013,16 @@ def scan_files(job: ScanJob) -> ScanPart:
                     exception_lines=set(), continuation_lines=set(), detail_of={}, hosts={}, files=[])
     root = Path(job.root)
     budget = job.budget or ReadBudget()
-    fast = job.fast if job.fast is not None else Settings.load().fast_scan
+    settings = Settings.load() if job.fast is None or job.compiled is None else None
+    fast = job.fast if job.fast is not None else settings.fast_scan  # type: ignore[union-attr]
+    compiled = job.compiled if job.compiled is not None else settings.compiled_scan  # type: ignore[union-attr]
+    native = compiled_lines() if compiled else None
     for i, lf in enumerate(job.files):
         if i and job.deadline is not None and time.time() > job.deadline:
             part.unread.extend(f.file for f in job.files[i:])
             break
         reader = _FileReader(part, shaper, lf, job.host_of_rank, job.local_ranks, job.year)
-        reader.budget, reader.fast = budget, fast
+        reader.budget, reader.fast, reader.native = budget, fast, native
         try:
             reader.read(root)
         except MemoryError:
@@ -1112,12 +1118,14 @@ def default_workers(bundle: Bundle) -> int:
 
 
 def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner | None = None,
-                deadline: float | None = None, runner: Workers | None = None, fast: bool | None = None) -> LogScan:
+                deadline: float | None = None, runner: Workers | None = None, fast: bool | None = None,
+                compiled: bool | None = None) -> LogScan:
     """Read every log file once, in chunks of consecutive files (by `runner`: in this process, a process pool or
     Ray; default: `workers` local processes, or one per core for a bundle past PARALLEL_BYTES), then mine the
     distinct messages into templates in the order one reader would meet them and merge the counts by template: the
     same scan however the files were cut. No file is started after `deadline` (epoch seconds); `fast`: the block
-    path or line by line (None: Settings.fast_scan)."""
+    path or line by line (None: Settings.fast_scan); `compiled`: its per-byte passes in C, where the install built them
+    (None: Settings.compiled_scan)."""
     job = bundle.job
     own = runner is None
     runner = runner or Workers(default_workers(bundle) if workers is None else max(1, workers))
@@ -1126,8 +1134,8 @@ def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner
     parts_wanted = runner.chunks(log_bytes(bundle), len(bundle.log_files), PARALLEL_BYTES, CHUNK_BYTES)
     chunks = _split(bundle.log_files, bundle.root, parts_wanted)
     shares = bundle.new_budget().share(len(chunks))
-    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share, deadline, fast)
-            for chunk, share in zip(chunks, shares)]
+    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share, deadline, fast,
+                    compiled) for chunk, share in zip(chunks, shares)]
     try:
         parts = runner.map(scan_files, jobs)
     finally:

@@ -6,12 +6,14 @@ cannot use (as `ReadIssue`s), and go on. Nothing is ever unpickled or evaluated.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import IO, TYPE_CHECKING
 
 from diagagent.telemetry.errors import IssueKind, ReadIssue
@@ -26,6 +28,26 @@ BLOCK_BYTES = 1 << 22  # files are read in blocks of this many (decompressed) by
 _RANK_IN_NAME = re.compile(r"(?:^|[^a-z]|global)rank[-_ ]?(\d+)", re.IGNORECASE)  # not NeMo's "localrank"
 _RANK_PREFIX = re.compile(r"^\[(rank|default)(\d+)\]:")
 _PROGRESS = re.compile(r"\d+%\|")
+
+
+@functools.cache
+def compiled_lines() -> ModuleType | None:
+    """diagagent._lines, the log scan's per-byte passes in C, when the install compiled it (hatch_build.py); else
+    None, and the scan runs the same passes in numpy and pyarrow (the same results: tests/test_lines_native.py)."""
+    try:
+        from diagagent import _lines
+    except ImportError:
+        return None
+    return _lines
+
+
+def newline_offsets(body: bytes, native: ModuleType | None = None) -> np.ndarray:
+    """The offsets of body's newlines (int64): by `native` (compiled_lines()) when given, else by numpy."""
+    import numpy as np
+
+    if native is not None:
+        return np.frombuffer(native.newlines(body), np.int64)
+    return np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
 
 
 @dataclass(slots=True, frozen=True)
@@ -144,7 +166,7 @@ class LineBlock:
 
         self.body = body
         if newlines is None:
-            newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
+            newlines = newline_offsets(body)
         self.ends = np.append(newlines, len(body))
         self.starts = np.concatenate(([0], newlines + 1))
 
@@ -172,8 +194,9 @@ class LineChunks:
 
     def __init__(self, path: Path, display: str, issues: list[ReadIssue], budget: ReadBudget | None = None,
                  max_line: int = MAX_LINE_BYTES, block: int = BLOCK_BYTES, blocks: bool = False,
-                 next_block: int | None = None) -> None:
+                 next_block: int | None = None, native: ModuleType | None = None) -> None:
         self.path, self.display, self.issues = path, display, issues
+        self.native = native  # compiled_lines(), to find a block's newlines (else numpy finds them)
         self.blocks = blocks  # hand a chunk on as one LineBlock where it needs no per-line care (blank runs, cut lines)
         self.budget = budget if budget is not None else ReadBudget()
         self.max_line, self.block = max_line, block
@@ -264,9 +287,7 @@ class LineChunks:
         """The lines of `body` (whole lines, the last without its newline), to the line budgets."""
         newlines = None
         if self.blocks and not cut:  # the newlines are found once, for the count and the LineBlock
-            import numpy as np
-
-            newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
+            newlines = newline_offsets(body, self.native)
             n = len(newlines) + 1
         else:
             n = body.count(b"\n") + 1

@@ -1,0 +1,287 @@
+/* diagagent._lines: the log scan's per-byte passes in compiled code: a block's newlines, and every line's shape
+ * (digits 1-9 made 0) numbered by first occurrence, in one pass each. Built at install (hatch_build.py).
+ *
+ * Python's fallbacks, which these must match exactly (tests/test_lines_native.py compares them):
+ *   newlines(body)  == np.flatnonzero(np.frombuffer(body, np.uint8) == 10)          (as int64 bytes)
+ *   shapes(...)     == pyarrow's dictionary_encode of each line translated by SHAPE_TABLE (logblocks.BlockShapes)
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- newlines ------------------------------------------------------------------------------------------------- */
+
+static PyObject *newlines(PyObject *self, PyObject *arg) {
+    Py_buffer body;
+    if (PyObject_GetBuffer(arg, &body, PyBUF_SIMPLE) < 0) return NULL;
+    const char *start = body.buf, *end = start + body.len, *p;
+    Py_ssize_t count = 0;
+    for (p = start; p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) count++;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    if (out != NULL) {
+        int64_t *at = (int64_t *)PyBytes_AS_STRING(out);
+        for (p = start; p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) *at++ = p - start;
+    }
+    PyBuffer_Release(&body);
+    return out;
+}
+
+/* --- shapes --------------------------------------------------------------------------------------------------- */
+
+static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+/* A line's hash, 16 bytes at a time in two lanes (two multiplies that do not wait for each other). Equal shapes hash
+ * equal; unequal ones are told apart by comparing their bytes, so the hash only spreads the table. */
+static inline uint64_t hash_bytes(const unsigned char *s, size_t n) {
+    const uint64_t k = 0x9E3779B97F4A7C15ULL;
+    uint64_t a = n * k, b = ~(uint64_t)n, w, v;
+    for (; n >= 16; s += 16, n -= 16) {
+        memcpy(&w, s, 8);
+        memcpy(&v, s + 8, 8);
+        a = rotl((a ^ w) * k, 29);
+        b = rotl((b ^ v) * k, 31);
+    }
+    if (n >= 8) {
+        memcpy(&w, s, 8);
+        a = rotl((a ^ w) * k, 29);
+        s += 8;
+        n -= 8;
+    }
+    if (n) {
+        w = 0;
+        memcpy(&w, s, n);
+        b = rotl((b ^ w) * k, 31);
+    }
+    uint64_t h = a ^ rotl(b, 17) * 0xC2B2AE3D27D4EB4FULL;
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ULL;
+    return h ^ (h >> 32);
+}
+
+typedef struct {
+    uint64_t hash;
+    int32_t id; /* -1: an empty slot */
+} slot_t;
+
+typedef struct {
+    int64_t start, len; /* the shape's bytes, in the arena */
+} shape_t;
+
+static int grow(slot_t **slots, size_t *mask) {
+    size_t size = (*mask + 1) * 2, i;
+    slot_t *bigger = malloc(size * sizeof(slot_t));
+    if (bigger == NULL) return -1;
+    for (i = 0; i < size; i++) bigger[i].id = -1;
+    for (i = 0; i <= *mask; i++) {
+        if ((*slots)[i].id < 0) continue;
+        size_t at = (*slots)[i].hash & (size - 1);
+        while (bigger[at].id >= 0) at = (at + 1) & (size - 1);
+        bigger[at] = (*slots)[i];
+    }
+    free(*slots);
+    *slots = bigger;
+    *mask = size - 1;
+    return 0;
+}
+
+static int int64_buffer(PyObject *obj, Py_buffer *view, const char *what) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    const char *f = view->format ? view->format : "B";
+    char last = f[strlen(f) - 1];
+    if (view->itemsize != 8 || (last != 'q' && last != 'l')) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a contiguous int64 array, got format '%s'", what, f);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* shapes(body, starts, ends, index) -> (values, firsts, hex_rows)
+ * Line i is body[starts[i]:ends[i]] (the block's lines, in order; none holds a newline). Writes each line's shape
+ * number (int32, numbered in the order the shapes first occur, as dictionary_encode numbers them) into `index`, and
+ * returns each shape's bytes, the row where each first occurs, and the rows that hold `0x` (ascending). */
+static PyObject *shapes(PyObject *self, PyObject *args) {
+    PyObject *body_obj, *starts_obj, *ends_obj, *index_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOOO", &body_obj, &starts_obj, &ends_obj, &index_obj)) return NULL;
+    Py_buffer body, sv, ev, iv;
+    if (PyObject_GetBuffer(body_obj, &body, PyBUF_SIMPLE) < 0) return NULL;
+    if (int64_buffer(starts_obj, &sv, "starts") < 0) goto no_starts;
+    if (int64_buffer(ends_obj, &ev, "ends") < 0) goto no_ends;
+    if (PyObject_GetBuffer(index_obj, &iv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) goto no_index;
+
+    Py_ssize_t n = sv.len / 8, len = body.len, i;
+    const int64_t *starts = sv.buf, *ends = ev.buf;
+    int32_t *index = iv.buf;
+    const unsigned char *raw = body.buf;
+    if (iv.itemsize != 4 || iv.format == NULL || iv.format[strlen(iv.format) - 1] != 'i' || iv.len / 4 != n
+        || ev.len / 8 != n) {
+        PyErr_SetString(PyExc_ValueError, "shapes: starts, ends and an int32 index of the same length expected");
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        if (starts[i] < 0 || starts[i] > ends[i] || ends[i] > len || (i && starts[i] <= ends[i - 1])) {
+            PyErr_Format(PyExc_ValueError, "shapes: line %zd spans %lld..%lld, outside the body or out of order", i,
+                         (long long)starts[i], (long long)ends[i]);
+            goto done;
+        }
+    }
+
+    /* each line is made its shape in `scratch` (which grows to the longest line) and looked up; a new shape's bytes
+     * are kept in `arena`. Nothing here is the size of the block: the pass's memory stays in a core's cache. */
+    size_t mask = 1023, count = 0, cap = 256, scratch_size = 4096, arena_size = 1 << 16, arena_used = 0;
+    unsigned char *scratch = malloc(scratch_size), *arena = malloc(arena_size);
+    slot_t *slots = malloc((mask + 1) * sizeof(slot_t));
+    shape_t *found = malloc(cap * sizeof(shape_t));
+    int64_t *firsts = malloc(cap * sizeof(int64_t));
+    int failed = scratch == NULL || arena == NULL || slots == NULL || found == NULL || firsts == NULL;
+    Py_BEGIN_ALLOW_THREADS
+    if (!failed) {
+        for (i = 0; i <= (Py_ssize_t)mask; i++) slots[i].id = -1;
+        for (i = 0; i < n && !failed; i++) {
+            const unsigned char *src = raw + starts[i];
+            size_t size = (size_t)(ends[i] - starts[i]), k;
+            if (size > scratch_size) {
+                free(scratch);
+                scratch_size = size;
+                if ((scratch = malloc(scratch_size)) == NULL) {
+                    failed = 1;
+                    break;
+                }
+            }
+            for (k = 0; k < size; k++) { /* SHAPE_TABLE: a loop compilers vectorize */
+                unsigned char c = src[k];
+                scratch[k] = (unsigned char)(c - '1') < 9 ? '0' : c;
+            }
+            uint64_t h = hash_bytes(scratch, size);
+            size_t at = h & mask;
+            int32_t id = -1;
+            for (; slots[at].id >= 0; at = (at + 1) & mask) {
+                const shape_t *s = &found[slots[at].id];
+                if (slots[at].hash == h && (size_t)s->len == size && memcmp(arena + s->start, scratch, size) == 0) {
+                    id = slots[at].id;
+                    break;
+                }
+            }
+            if (id < 0) { /* a new shape */
+                if (count == cap) {
+                    cap *= 2;
+                    shape_t *more = realloc(found, cap * sizeof(shape_t));
+                    if (more != NULL) found = more;
+                    int64_t *more_firsts = realloc(firsts, cap * sizeof(int64_t));
+                    if (more_firsts != NULL) firsts = more_firsts;
+                    if (more == NULL || more_firsts == NULL) {
+                        failed = 1;
+                        break;
+                    }
+                }
+                if (arena_used + size > arena_size) {
+                    while (arena_used + size > arena_size) arena_size *= 2;
+                    unsigned char *bigger = realloc(arena, arena_size);
+                    if (bigger == NULL) {
+                        failed = 1;
+                        break;
+                    }
+                    arena = bigger;
+                }
+                memcpy(arena + arena_used, scratch, size);
+                id = (int32_t)count++;
+                found[id].start = (int64_t)arena_used;
+                found[id].len = (int64_t)size;
+                arena_used += size;
+                firsts[id] = i;
+                slots[at].hash = h;
+                slots[at].id = id;
+                if (count * 2 > mask + 1 && grow(&slots, &mask) < 0) failed = 1;
+            }
+            index[i] = id;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        PyErr_NoMemory();
+        goto cleanup;
+    }
+
+    PyObject *values = PyList_New((Py_ssize_t)count), *first_rows = PyList_New((Py_ssize_t)count);
+    PyObject *hex_rows = PyList_New(0);
+    if (values == NULL || first_rows == NULL || hex_rows == NULL) goto lists_failed;
+    for (size_t j = 0; j < count; j++) {
+        PyObject *v = PyBytes_FromStringAndSize((const char *)arena + found[j].start, found[j].len);
+        PyObject *r = PyLong_FromLongLong(firsts[j]);
+        if (v == NULL || r == NULL) {
+            Py_XDECREF(v);
+            Py_XDECREF(r);
+            goto lists_failed;
+        }
+        PyList_SET_ITEM(values, j, v);
+        PyList_SET_ITEM(first_rows, j, r);
+    }
+    /* the rows holding `0x`: an `x` found by memchr (rarer than `0`, and memchr is far faster than memmem) after a
+     * `0`. A hit's row is the last that starts at or before it; the search goes on from that row's end (one entry per
+     * row). (No line holds a newline, so a hit between lines cannot be.) */
+    {
+        const unsigned char *end = raw + len, *p = len > 1 ? raw + 1 : end;
+        Py_ssize_t row = 0;
+        while (p < end && (p = memchr(p, 'x', (size_t)(end - p))) != NULL) {
+            if (p[-1] != '0') {
+                p++;
+                continue;
+            }
+            int64_t off = p - 1 - raw;
+            Py_ssize_t lo = row, hi = n; /* the last row with starts[row] <= off */
+            while (hi - lo > 1) {
+                Py_ssize_t mid = lo + (hi - lo) / 2;
+                if (starts[mid] <= off) lo = mid; else hi = mid;
+            }
+            row = lo;
+            if (n && starts[row] <= off && off + 2 <= ends[row]) {
+                PyObject *r = PyLong_FromSsize_t(row);
+                if (r == NULL || PyList_Append(hex_rows, r) < 0) {
+                    Py_XDECREF(r);
+                    goto lists_failed;
+                }
+                Py_DECREF(r);
+                p = raw + ends[row] + 1; /* the next row's start (an x there follows a newline, not a 0) */
+                if (row + 1 < n) row++;
+            } else {
+                p++;
+            }
+        }
+    }
+    result = PyTuple_Pack(3, values, first_rows, hex_rows);
+lists_failed:
+    Py_XDECREF(values);
+    Py_XDECREF(first_rows);
+    Py_XDECREF(hex_rows);
+cleanup:
+    free(scratch);
+    free(arena);
+    free(slots);
+    free(found);
+    free(firsts);
+done:
+    PyBuffer_Release(&iv);
+no_index:
+    PyBuffer_Release(&ev);
+no_ends:
+    PyBuffer_Release(&sv);
+no_starts:
+    PyBuffer_Release(&body);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"newlines", newlines, METH_O, "newlines(body) -> bytes: the offsets of body's newlines, as int64."},
+    {"shapes", shapes, METH_VARARGS,
+     "shapes(body, starts, ends, index) -> (values, firsts, hex_rows): each line's shape (digits 1-9 made 0), numbered "
+     "by first occurrence into index (int32); the shapes' bytes, their first rows, and the rows holding 0x."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_lines", "The log scan's per-byte passes, compiled.", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__lines(void) { return PyModule_Create(&module); }
