@@ -111,3 +111,33 @@ def test_the_compiled_scan_is_the_fallback_s_across_many_blocks(tmp_path: Path,
     b = _scan(out, False)
     assert not calls
     assert [k for k in a if repr(a[k]) != repr(b[k])] == []
+
+
+_FILES = st.lists(st.sampled_from([b"a", b"bb 12", b"0x7f", b"\n", b"\n\n\n\n", b"x" * 40, b"\r", b"\xff"]),
+                  max_size=120).map(b"".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=_FILES, sizes=st.sampled_from([(16, 8), (64, 16), (64, 64), (4096, 1024)]), blocks=st.booleans(),
+       file_bytes=st.sampled_from([None, 30, 200, 1000]), file_lines=st.sampled_from([None, 7, 40]))
+def test_reading_into_a_handed_buffer_gives_what_plain_reads_give(data: bytes, sizes: tuple[int, int], blocks: bool,
+                                                                  file_bytes: int | None, file_lines: int | None,
+                                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Cut lines, blank runs, a budget stopping mid-block: the same chunks, lines, counts and issues, when a plain
+    file is read into one reused buffer (logscan hands each process's files the same one)."""
+    from diagagent.telemetry.errors import ReadIssue
+    from diagagent.telemetry.limits import ReadBudget, ReadLimits
+    from diagagent.telemetry.readers import LineChunks
+
+    path = tmp_path_factory.mktemp("read") / "rank-0.log"
+    path.write_bytes(data)
+    limits = ReadLimits(**{k: v for k, v in (("file_bytes", file_bytes), ("file_lines", file_lines)) if v})
+    block, next_block = sizes
+    got = []
+    for buffer in (None, bytearray(block), bytearray(b"stale" * block)):  # (a buffer holding an earlier file's bytes)
+        issues: list[ReadIssue] = []
+        chunks = LineChunks(path, "logs/n/rank-0.log", issues, ReadBudget(limits), max_line=24, block=block,
+                            blocks=blocks, next_block=next_block, buffer=buffer)
+        read = [(first, part.lines() if isinstance(part, LineBlock) else part) for first, part in chunks]
+        got.append((read, chunks.lines, chunks.bytes, chunks.kept, chunks.cut, [repr(i) for i in issues]))
+    assert got[1] == got[0] and got[2] == got[0]

@@ -429,6 +429,7 @@ class _FileReader:
         self.relearn = _RELEARN  # how many more times a block's classes may be read again for shapes learned since
         self.columns: dict[bytes, ShapeColumns] = {}  # a progress line shape -> how to read its fields by column
         self.native: ModuleType | None = None  # compiled_lines(): the fast path's per-byte passes in C (same results)
+        self.buffer: bytearray | None = None  # where the file's blocks are read (the same for a process's files)
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -472,7 +473,8 @@ class _FileReader:
         fast = self.fast and host_scan is not None
         # budgets, cut lines, a cut .gz read to its break; blank runs count once
         chunks = LineChunks(root / self.lf.file, self.lf.file, part.read_issues, self.budget, MAX_LINE_BYTES,
-                            BLOCK_BYTES, blocks=fast, next_block=min(NEXT_BLOCK_BYTES, BLOCK_BYTES), native=self.native)
+                            BLOCK_BYTES, blocks=fast, next_block=min(NEXT_BLOCK_BYTES, BLOCK_BYTES), native=self.native,
+                            buffer=self.buffer)
         before = len(part.read_issues)
         carried: tuple[int, list[bytes]] = (1, [])  # lines that fill a terminal's width at a chunk's end
         for first, lines in chunks:
@@ -1017,12 +1019,13 @@ def scan_files(job: ScanJob) -> ScanPart:
     fast = job.fast if job.fast is not None else settings.fast_scan  # type: ignore[union-attr]
     compiled = job.compiled if job.compiled is not None else settings.compiled_scan  # type: ignore[union-attr]
     native = compiled_lines() if compiled else None
+    buffer = bytearray(BLOCK_BYTES)  # every file's blocks are read into it in turn
     for i, lf in enumerate(job.files):
         if i and job.deadline is not None and time.time() > job.deadline:
             part.unread.extend(f.file for f in job.files[i:])
             break
         reader = _FileReader(part, shaper, lf, job.host_of_rank, job.local_ranks, job.year)
-        reader.budget, reader.fast, reader.native = budget, fast, native
+        reader.budget, reader.fast, reader.native, reader.buffer = budget, fast, native, buffer
         try:
             reader.read(root)
         except MemoryError:

@@ -194,9 +194,13 @@ class LineChunks:
 
     def __init__(self, path: Path, display: str, issues: list[ReadIssue], budget: ReadBudget | None = None,
                  max_line: int = MAX_LINE_BYTES, block: int = BLOCK_BYTES, blocks: bool = False,
-                 next_block: int | None = None, native: ModuleType | None = None) -> None:
+                 next_block: int | None = None, native: ModuleType | None = None,
+                 buffer: bytearray | None = None) -> None:
         self.path, self.display, self.issues = path, display, issues
         self.native = native  # compiled_lines(), to find a block's newlines (else numpy finds them)
+        # a plain file is read into this buffer (a caller that reads many files hands the same one to each: memory
+        # written before is not mapped afresh by the kernel, which costs more than the copy); lines leave it as bytes
+        self.buffer = buffer
         self.blocks = blocks  # hand a chunk on as one LineBlock where it needs no per-line care (blank runs, cut lines)
         self.budget = budget if budget is not None else ReadBudget()
         self.max_line, self.block = max_line, block
@@ -208,39 +212,49 @@ class LineChunks:
 
     # --- bytes --------------------------------------------------------------------------------------------
 
-    def _blocks(self) -> Iterator[bytes]:
+    def _blocks(self) -> Iterator[tuple[bytes | bytearray, int]]:
+        """The file's (decompressed) blocks, each as (buffer, length): its bytes are buffer[:length]. A plain file's
+        buffer is the same bytearray each time, overwritten by the next block."""
         limits, budget = self.budget.limits, self.budget
         name = self.path.name
         kind = "gz" if name.endswith((".gz", ".tgz")) else "zst" if name.endswith((".zst", ".zstd")) else ""
         with self.path.open("rb") as raw:
-            source = _compressed_blocks(raw, kind, self.block) if kind else self._reads(raw)
-            for data in source:
+            source = ((data, len(data)) for data in _compressed_blocks(raw, kind, self.block)) if kind \
+                else self._reads(raw)
+            for data, n in source:
                 room = min(limits.file_bytes - self.bytes, budget.bytes_left)
-                if len(data) > room:
-                    data = data[:max(room, 0)]
+                if n > room:
+                    n = max(room, 0)
                     which = ("file_bytes" if limits.file_bytes - self.bytes <= budget.bytes_left else "bundle_bytes")
                     cap = limits.file_bytes if which == "file_bytes" else limits.bundle_bytes
-                    self._take(data)
-                    if data:
-                        yield data
+                    self._take(n)
+                    if n:
+                        yield data, n
                     raise _Stop("budget", f"read budget limits.{which} ({_size(cap)}) reached")
-                self._take(data)
-                yield data
+                self._take(n)
+                yield data, n
                 if kind and self.bytes >= limits.ratio_after_bytes:
                     ratio = self.bytes / max(raw.tell(), 1)
                     if ratio > limits.max_ratio:
                         raise _Stop("budget", f"decompression ratio {ratio:,.0f}:1 is over limits.max_ratio "
                                               f"({limits.max_ratio:,.0f}:1; a compression bomb?)")
 
-    def _reads(self, raw: IO[bytes]) -> Iterator[bytes]:
+    def _reads(self, raw: IO[bytes]) -> Iterator[tuple[bytes | bytearray, int]]:
         size = self.block
-        while data := raw.read(size):
-            yield data
-            size = self.next_block
+        buffer = self.buffer
+        if buffer is None or len(buffer) < max(self.block, self.next_block):
+            while data := raw.read(size):
+                yield data, len(data)
+                size = self.next_block
+            return
+        with memoryview(buffer) as view:
+            while n := raw.readinto(view[:size]):  # type: ignore[attr-defined]
+                yield buffer, n
+                size = self.next_block
 
-    def _take(self, data: bytes) -> None:
-        self.bytes += len(data)
-        self.budget.bytes_left -= len(data)
+    def _take(self, n: int) -> None:
+        self.bytes += n
+        self.budget.bytes_left -= n
 
     # --- lines --------------------------------------------------------------------------------------------
 
@@ -250,18 +264,20 @@ class LineChunks:
         stop: _Stop | None = None
         try:
             try:
-                for data in self._blocks():
+                for data, n in self._blocks():  # (the block is data[:n]; a plain file's data is overwritten next)
+                    start = 0
                     if cutting:
-                        end = data.find(b"\n")
+                        end = data.find(b"\n", 0, n)
                         if end < 0:
                             continue
-                        data, cutting = data[end + 1:], False
-                    last = data.rfind(b"\n")
-                    if last < 0:
-                        body, tail = None, tail + data
-                    else:  # (one copy of the block's bytes, not two: the tail joined to a view of them)
-                        body = b"".join((tail, memoryview(data)[:last])) if tail else data[:last]
-                        tail = data[last + 1:]
+                        start, cutting = end + 1, False
+                    last = data.rfind(b"\n", start, n)
+                    with memoryview(data) as view:
+                        if last < 0:
+                            body, tail = None, tail + view[start:n]
+                        else:  # (one copy of the block's bytes: the tail joined to a view of them)
+                            body = b"".join((tail, view[start:last])) if tail else bytes(view[start:last])
+                            tail = bytes(view[last + 1:n])
                     if body is not None:
                         yield from self._chunks(body)
                     if len(tail) > self.max_line:
@@ -402,7 +418,8 @@ def read_text(path: Path, display: str, issues: list[ReadIssue], limit: int = 64
     chunks = LineChunks(path, display, issues, budget, max_line=limit + 1)
     parts: list[bytes] = []
     try:
-        for block in chunks._blocks():
+        for data, n in chunks._blocks():
+            block = data[:n]
             parts.append(block[:limit - chunks.bytes + len(block)] if chunks.bytes > limit else block)
             if chunks.bytes >= limit:
                 if chunks.bytes > limit:
