@@ -1,9 +1,10 @@
-/* diagagent._lines: the log scan's per-byte passes in compiled code: a block's newlines, and every line's shape
- * (digits 1-9 made 0) numbered by first occurrence, in one pass each. Built at install (hatch_build.py).
+/* diagagent._lines: the log scan's per-byte passes in compiled code: a block's newlines, every line's shape (digits
+ * 1-9 made 0) numbered by first occurrence, and progress numbers read by column. Built at install (hatch_build.py).
  *
  * Python's fallbacks, which these must match exactly (tests/test_lines_native.py compares them):
  *   newlines(body)  == np.flatnonzero(np.frombuffer(body, np.uint8) == 10)          (as int64 bytes)
  *   shapes(...)     == pyarrow's dictionary_encode of each line translated by SHAPE_TABLE (logblocks.BlockShapes)
+ *   decimals(...)   == the digits gathered by np.take times a matrix of powers of ten (logblocks.ShapeColumns)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -273,11 +274,89 @@ no_starts:
     return result;
 }
 
+/* --- decimals ------------------------------------------------------------------------------------------------- */
+
+/* decimals(body, starts, offsets, counts, out)
+ * The whole numbers that digits write in lines of one shape (the progress fields of logblocks.ShapeColumns): row r's
+ * number k is read off the counts[k] digits at body[starts[r] + offsets[...]] (consecutive offsets, number after
+ * number), first digit first, into out[r, k] (int64). Every such byte is a digit: lines of one shape hold digits at
+ * the same offsets. Exact: at most 18 digits a number (the caller reads at most 15). */
+static PyObject *decimals(PyObject *self, PyObject *args) {
+    PyObject *body_obj, *starts_obj, *offsets_obj, *counts_obj, *out_obj, *result = NULL;
+    if (!PyArg_ParseTuple(args, "OOOOO", &body_obj, &starts_obj, &offsets_obj, &counts_obj, &out_obj)) return NULL;
+    Py_buffer body, sv, ov, cv, outv;
+    if (PyObject_GetBuffer(body_obj, &body, PyBUF_SIMPLE) < 0) return NULL;
+    if (int64_buffer(starts_obj, &sv, "starts") < 0) goto no_starts;
+    if (int64_buffer(offsets_obj, &ov, "offsets") < 0) goto no_offsets;
+    if (int64_buffer(counts_obj, &cv, "counts") < 0) goto no_counts;
+    if (PyObject_GetBuffer(out_obj, &outv, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0) goto no_out;
+    {
+        const unsigned char *raw = body.buf;
+        const int64_t *starts = sv.buf, *offsets = ov.buf, *counts = cv.buf;
+        int64_t *out = outv.buf;
+        Py_ssize_t rows = sv.len / 8, n_offsets = ov.len / 8, numbers = cv.len / 8, r, k, d;
+        int64_t total = 0, low = 0, high = -1;
+        char last = outv.format ? outv.format[strlen(outv.format) - 1] : 'B';
+        for (k = 0; k < numbers; k++) {
+            if (counts[k] < 0 || counts[k] > 18) break;
+            total += counts[k];
+        }
+        if (k < numbers || total != n_offsets || outv.itemsize != 8 || (last != 'q' && last != 'l')
+            || outv.len / 8 != rows * numbers) {
+            PyErr_SetString(PyExc_ValueError, "decimals: counts (0-18 each) must add up to the offsets, and out be an "
+                                              "int64 array of len(starts) x len(counts)");
+            goto done;
+        }
+        for (k = 0; k < n_offsets; k++) {
+            if (offsets[k] < low) low = offsets[k];
+            if (offsets[k] > high) high = offsets[k];
+        }
+        for (r = 0; r < rows; r++) {
+            if (n_offsets && (starts[r] + low < 0 || starts[r] + high >= body.len)) {
+                PyErr_Format(PyExc_ValueError, "decimals: row %zd's digits (%lld + %lld..%lld) are outside the body",
+                             r, (long long)starts[r], (long long)low, (long long)high);
+                goto done;
+            }
+            const unsigned char *line = raw + starts[r];
+            const int64_t *at = offsets;
+            for (k = 0; k < numbers; k++) {
+                int64_t value = 0;
+                for (d = 0; d < counts[k]; d++, at++) {
+                    unsigned digit = (unsigned)line[*at] - '0';
+                    if (digit > 9) {
+                        PyErr_Format(PyExc_ValueError, "decimals: row %zd holds '%c', not a digit, at offset %lld", r,
+                                     line[*at], (long long)*at);
+                        goto done;
+                    }
+                    value = value * 10 + (int64_t)digit;
+                }
+                out[r * numbers + k] = value;
+            }
+        }
+        Py_INCREF(Py_None);
+        result = Py_None;
+    }
+done:
+    PyBuffer_Release(&outv);
+no_out:
+    PyBuffer_Release(&cv);
+no_counts:
+    PyBuffer_Release(&ov);
+no_offsets:
+    PyBuffer_Release(&sv);
+no_starts:
+    PyBuffer_Release(&body);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"newlines", newlines, METH_O, "newlines(body) -> bytes: the offsets of body's newlines, as int64."},
     {"shapes", shapes, METH_VARARGS,
      "shapes(body, starts, ends, index) -> (values, firsts, hex_rows): each line's shape (digits 1-9 made 0), numbered "
      "by first occurrence into index (int32); the shapes' bytes, their first rows, and the rows holding 0x."},
+    {"decimals", decimals, METH_VARARGS,
+     "decimals(body, starts, offsets, counts, out): the whole numbers written by the digits at starts[r] + offsets, "
+     "counts[k] digits each, into out[r, k] (int64)."},
     {NULL, NULL, 0, NULL},
 };
 

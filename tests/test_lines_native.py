@@ -141,3 +141,32 @@ def test_reading_into_a_handed_buffer_gives_what_plain_reads_give(data: bytes, s
         read = [(first, part.lines() if isinstance(part, LineBlock) else part) for first, part in chunks]
         got.append((read, chunks.lines, chunks.bytes, chunks.kept, chunks.cut, [repr(i) for i in issues]))
     assert got[1] == got[0] and got[2] == got[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_progress_fields_read_by_column_are_numpy_s(seed: int) -> None:
+    """Several fields a line (mantissas of up to 15 digits, written exponents, signs, a field float() must read), the
+    compiled digits and numpy's the same doubles."""
+    from diagagent.analysis.logblocks import ShapeColumns, line
+
+    rng = np.random.default_rng(seed)
+    forms = ["{:+.6E}", "{:+012.3f}", "{:09.0f}", "{:+09.1f}", "{:+.9f}", "{:+.2e}"]  # (each one width)
+    picked = [forms[i] for i in rng.choice(len(forms), 4, replace=False)]
+    texts = [" | ".join(f.format(rng.uniform(1e5, 1e6) * rng.choice([-1, 1]) if "09.0f" not in f
+                                 else rng.uniform(1e8, 1e9)) for f in picked) for _ in range(300)]
+    shape = str.maketrans("123456789", "0" * 9)
+    texts = [t for t in texts if t.translate(shape) == texts[0].translate(shape)]  # (the lines of one shape)
+    spans, at = [], 0
+    for part in texts[0].split(" | "):
+        spans.append((at, at + len(part)))
+        at += len(part) + 3
+    block = LineBlock("\n".join(["x", *texts]).encode())
+    rows = np.arange(1, len(texts) + 1)
+    reader = ShapeColumns(line(block, 1), spans)
+    compiled, fallback = reader.read(block, rows, _native()), reader.read(block, rows)
+    assert len(compiled) == len(spans) and len(rows) > 1
+    for a, b in zip(compiled, fallback, strict=True):
+        assert np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
+    with pytest.raises(ValueError, match="outside the body"):
+        _native().decimals(block.body, np.array([len(block.body)], np.int64), reader.offsets, reader.counts,
+                           np.empty((1, len(reader.counts)), np.int64))

@@ -96,26 +96,42 @@ class ShapeColumns:
             self.negative.append(plain and m.group(1) == b"-")
         self.offsets = np.array(offsets, np.int64)
         self.weights = _weights(mantissa + power, len(offsets))  # mantissas, then written exponents
+        # the digits of each field's mantissa, then of its written exponent, field after field (as in offsets)
+        self.counts = np.array([len(digits) for pair in zip(mantissa, power) for digits in pair], np.int64)
+        self.base = np.array([base for base, _ in self.exponent], np.int64)  # by field, for all fields at once
+        self.sign = np.array([sign for _, sign in self.exponent], np.int64)
+        self.plain = np.array(self.decimal, bool)
+        self.negative_array = np.array(self.negative, bool)
 
-    def read(self, block: LineBlock, rows: np.ndarray) -> list[np.ndarray]:
-        """Each field's number in each of these lines (all of this shape), as float() reads it."""
-        digits = (np.take(np.frombuffer(block.body, np.uint8), block.starts[rows][:, None] + self.offsets)
-                  - np.uint8(48)).astype(np.float64)
-        # exact in binary64: every product and partial sum is a whole number of at most 15 digits, below 2**53
-        numbers = digits @ self.weights
-        mantissas, written = numbers[:, :len(self.spans)], numbers[:, len(self.spans):].astype(np.int64)
+    def read(self, block: LineBlock, rows: np.ndarray, native: ModuleType | None = None) -> list[np.ndarray]:
+        """Each field's number in each of these lines (all of this shape), as float() reads it; the digits read by
+        `native` (compiled_lines()) when given, else gathered by numpy: the same whole numbers either way."""
+        if native is not None:
+            numbers = np.empty((len(rows), len(self.counts)), np.int64)
+            native.decimals(block.body, block.starts[rows], self.offsets, self.counts, numbers)
+            # (whole numbers of at most 15 digits: exact as doubles, the very values the product below gives)
+            mantissas, written = numbers[:, 0::2].astype(np.float64), numbers[:, 1::2]
+        else:
+            digits = (np.take(np.frombuffer(block.body, np.uint8), block.starts[rows][:, None] + self.offsets)
+                      - np.uint8(48)).astype(np.float64)
+            # exact in binary64: every product and partial sum is a whole number of at most 15 digits, below 2**53
+            numbers = digits @ self.weights
+            mantissas, written = numbers[:, :len(self.spans)], numbers[:, len(self.spans):].astype(np.int64)
+        # every field at once (the same operations, element by element, as one field at a time)
+        exponent = self.base + self.sign * written
+        size = np.abs(exponent)
+        slow = ~self.plain | (size > 22).any(axis=0)  # fields read by float(), line by line
+        scale = _POW10[np.minimum(size, 22)]  # exact in binary64, so one rounding below: the double float() reads
+        values = np.where(exponent >= 0, mantissas * scale, mantissas / scale)
+        np.negative(values, out=values, where=self.negative_array)
         out = []
         for i, (start, end) in enumerate(self.spans):
-            base, sign = self.exponent[i]
-            exponent = base + sign * written[:, i]
-            if not self.decimal[i] or (np.abs(exponent) > 22).any():
+            if slow[i]:
                 first = block.starts[rows] + start
                 fields = map(block.body.__getitem__, map(slice, first.tolist(), (first + (end - start)).tolist()))
                 out.append(np.fromiter(map(float, fields), np.float64, len(rows)))
-                continue
-            scale = _POW10[np.abs(exponent)]  # exact in binary64, so one rounding below: the double float() reads
-            value = np.where(exponent >= 0, mantissas[:, i] * scale, mantissas[:, i] / scale)
-            out.append(-value if self.negative[i] else value)
+            else:
+                out.append(values[:, i])
         return out
 
 

@@ -693,7 +693,7 @@ class _FileReader:
             if reader is None:
                 spans = [(start, end) for start, end, _ in self.part.layouts[key].spans if end]
                 reader = self.columns[key] = ShapeColumns(line(block, int(rows[sel[0]])), spans)
-            for (name, scale), values in zip(fields, reader.read(block, rows[sel]), strict=True):
+            for (name, scale), values in zip(fields, reader.read(block, rows[sel], self.native), strict=True):
                 cols[name][sel] = values * scale
                 present[name][sel] = True
         if not all(np.isfinite(cols[name][present[name]]).all() for name in _PROGRESS_FIELDS):
