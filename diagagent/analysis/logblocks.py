@@ -149,6 +149,11 @@ def no_jump(history: list[float], values: np.ndarray, factor: float) -> bool:
     the progress checks' jump test (logscan._jump) cannot fire on any of them."""
     if not len(values):
         return True
+    # at once: a window's least is no less than the least of all (a NaN fails this test, and the windows decide), and
+    # factor * x rounds monotonically in x, so no value at most factor times the least is past it for any window
+    lowest = float(np.minimum(values.min(), np.min(history))) if history else float(values.min())
+    if float(values.max()) <= factor * lowest:
+        return True
     seq = np.concatenate([np.full(WINDOW, np.inf), np.asarray(history, np.float64), values])
     mins = _over_windows(np.minimum, seq, len(history), len(values))
     seen = np.arange(len(history), len(history) + len(values))
@@ -160,6 +165,11 @@ def no_slowdown(recent: list[float], steps: np.ndarray, ratio: float, least: int
     slowdown check (logscan._slowdown) cannot start a candidate on any of them. Flags with a margin over rounding, so
     a borderline step goes to the exact per-line check."""
     if not len(steps):
+        return True
+    # at once: a window's mean is no less than the least of all (a positive least: a NaN fails this test, and the
+    # windows decide), but for a sum's rounding (relative 1e-15, far inside the 1e-6 kept here below the margin)
+    lowest = float(np.minimum(steps.min(), np.min(recent))) if recent else float(steps.min())
+    if lowest > 0 and float(steps.max()) <= ratio * lowest * (1 - 1e-6):
         return True
     seq = np.concatenate([np.zeros(WINDOW), np.asarray(recent, np.float64), steps])
     count = np.minimum(np.arange(len(recent), len(recent) + len(steps)), WINDOW)

@@ -684,11 +684,12 @@ class _FileReader:
         cols = {name: np.full(len(rows), np.nan) for name in _PROGRESS_FIELDS}
         present = {name: np.zeros(len(rows), bool) for name in _PROGRESS_FIELDS}
         which = shapes.index[rows]
-        for j in np.unique(which).tolist():
+        one = bool((which == which[0]).all())  # (mostly one layout: np.unique's sort costs more than this check)
+        for j in [int(which[0])] if one else np.unique(which).tolist():
             key = shapes.values[j]
             fields = [(name, scale) for name, (_, end, scale) in zip(_PROGRESS_FIELDS, self.part.layouts[key].spans,
                                                                       strict=True) if end]
-            sel = np.flatnonzero(which == j)
+            sel = np.arange(len(rows)) if one else np.flatnonzero(which == j)
             reader = self.columns.get(key)
             if reader is None:
                 spans = [(start, end) for start, end, _ in self.part.layouts[key].spans if end]
@@ -707,10 +708,10 @@ class _FileReader:
                 or (slowing and not no_slowdown(state.steps, steps, 1.3, 5)):
             return False
         for history, values in ((state.losses, loss), (state.grads, grad)):
-            history.extend(values.tolist())
+            history.extend(values[-_WINDOW:].tolist())  # (only the last _WINDOW are kept)
             del history[:-_WINDOW]
         if slowing:
-            state.steps.extend(steps.tolist())
+            state.steps.extend(steps[-_WINDOW:].tolist())
             del state.steps[:-_WINDOW]
             state.all_steps.extend(steps[:max(0, 4096 - len(state.all_steps))].tolist())
         last = int(rows[-1])
