@@ -68,7 +68,7 @@ typedef struct {
 } slot_t;
 
 typedef struct {
-    int64_t start, len; /* the shape's bytes, in the arena */
+    int64_t start, len; /* the shape's first line, in the block */
 } shape_t;
 
 static int grow(slot_t **slots, size_t *mask) {
@@ -130,38 +130,45 @@ static PyObject *shapes(PyObject *self, PyObject *args) {
         }
     }
 
-    /* each line is made its shape in `scratch` (which grows to the longest line) and looked up; a new shape's bytes
-     * are kept in `arena`. Nothing here is the size of the block: the pass's memory stays in a core's cache. */
-    size_t mask = 1023, count = 0, cap = 256, scratch_size = 4096, arena_size = 1 << 16, arena_used = 0;
-    unsigned char *scratch = malloc(scratch_size), *arena = malloc(arena_size);
+    /* the whole block made its shapes at once, into a buffer this thread keeps for the next block (memory the kernel
+     * maps afresh for each block would cost more than the pass); each line is then hashed and looked up there */
+    static __thread unsigned char *shaped = NULL;
+    static __thread size_t shaped_size = 0;
+    size_t mask = 1023, count = 0, cap = 256;
+    if ((size_t)len > shaped_size) {
+        free(shaped);
+        shaped_size = (size_t)len;
+        if ((shaped = malloc(shaped_size)) == NULL) shaped_size = 0;
+    }
     slot_t *slots = malloc((mask + 1) * sizeof(slot_t));
     shape_t *found = malloc(cap * sizeof(shape_t));
     int64_t *firsts = malloc(cap * sizeof(int64_t));
-    int failed = scratch == NULL || arena == NULL || slots == NULL || found == NULL || firsts == NULL;
+    int32_t *next = malloc(cap * sizeof(int32_t)), previous = -1;
+    int failed = (len && shaped == NULL) || slots == NULL || found == NULL || firsts == NULL || next == NULL;
     Py_BEGIN_ALLOW_THREADS
     if (!failed) {
         for (i = 0; i <= (Py_ssize_t)mask; i++) slots[i].id = -1;
+        for (i = 0; i < len; i++) { /* SHAPE_TABLE: a loop compilers vectorize */
+            unsigned char c = raw[i];
+            shaped[i] = (unsigned char)(c - '1') < 9 ? '0' : c;
+        }
         for (i = 0; i < n && !failed; i++) {
-            const unsigned char *src = raw + starts[i];
-            size_t size = (size_t)(ends[i] - starts[i]), k;
-            if (size > scratch_size) {
-                free(scratch);
-                scratch_size = size;
-                if ((scratch = malloc(scratch_size)) == NULL) {
-                    failed = 1;
-                    break;
-                }
+            const unsigned char *line = shaped + starts[i];
+            size_t size = (size_t)(ends[i] - starts[i]);
+            /* logs repeat their runs of lines: the shape that followed this line's predecessor's shape last time is
+             * tried first (its bytes compared, so a wrong guess costs a compare and changes no number) */
+            int32_t guess = previous >= 0 ? next[previous] : -1;
+            if (guess >= 0 && (size_t)found[guess].len == size
+                && memcmp(shaped + found[guess].start, line, size) == 0) {
+                index[i] = previous = guess;
+                continue;
             }
-            for (k = 0; k < size; k++) { /* SHAPE_TABLE: a loop compilers vectorize */
-                unsigned char c = src[k];
-                scratch[k] = (unsigned char)(c - '1') < 9 ? '0' : c;
-            }
-            uint64_t h = hash_bytes(scratch, size);
+            uint64_t h = hash_bytes(line, size);
             size_t at = h & mask;
             int32_t id = -1;
             for (; slots[at].id >= 0; at = (at + 1) & mask) {
                 const shape_t *s = &found[slots[at].id];
-                if (slots[at].hash == h && (size_t)s->len == size && memcmp(arena + s->start, scratch, size) == 0) {
+                if (slots[at].hash == h && (size_t)s->len == size && memcmp(shaped + s->start, line, size) == 0) {
                     id = slots[at].id;
                     break;
                 }
@@ -173,31 +180,24 @@ static PyObject *shapes(PyObject *self, PyObject *args) {
                     if (more != NULL) found = more;
                     int64_t *more_firsts = realloc(firsts, cap * sizeof(int64_t));
                     if (more_firsts != NULL) firsts = more_firsts;
-                    if (more == NULL || more_firsts == NULL) {
+                    int32_t *more_next = realloc(next, cap * sizeof(int32_t));
+                    if (more_next != NULL) next = more_next;
+                    if (more == NULL || more_firsts == NULL || more_next == NULL) {
                         failed = 1;
                         break;
                     }
                 }
-                if (arena_used + size > arena_size) {
-                    while (arena_used + size > arena_size) arena_size *= 2;
-                    unsigned char *bigger = realloc(arena, arena_size);
-                    if (bigger == NULL) {
-                        failed = 1;
-                        break;
-                    }
-                    arena = bigger;
-                }
-                memcpy(arena + arena_used, scratch, size);
                 id = (int32_t)count++;
-                found[id].start = (int64_t)arena_used;
+                found[id].start = starts[i];
                 found[id].len = (int64_t)size;
-                arena_used += size;
                 firsts[id] = i;
+                next[id] = -1;
                 slots[at].hash = h;
                 slots[at].id = id;
                 if (count * 2 > mask + 1 && grow(&slots, &mask) < 0) failed = 1;
             }
-            index[i] = id;
+            if (previous >= 0) next[previous] = id;
+            index[i] = previous = id;
         }
     }
     Py_END_ALLOW_THREADS
@@ -210,7 +210,7 @@ static PyObject *shapes(PyObject *self, PyObject *args) {
     PyObject *hex_rows = PyList_New(0);
     if (values == NULL || first_rows == NULL || hex_rows == NULL) goto lists_failed;
     for (size_t j = 0; j < count; j++) {
-        PyObject *v = PyBytes_FromStringAndSize((const char *)arena + found[j].start, found[j].len);
+        PyObject *v = PyBytes_FromStringAndSize((const char *)shaped + found[j].start, found[j].len);
         PyObject *r = PyLong_FromLongLong(firsts[j]);
         if (v == NULL || r == NULL) {
             Py_XDECREF(v);
@@ -258,11 +258,10 @@ lists_failed:
     Py_XDECREF(first_rows);
     Py_XDECREF(hex_rows);
 cleanup:
-    free(scratch);
-    free(arena);
     free(slots);
     free(found);
     free(firsts);
+    free(next);
 done:
     PyBuffer_Release(&iv);
 no_index:

@@ -63,13 +63,16 @@ def test_line_shapes_are_pyarrow_s(body: bytes) -> None:
 
 
 def test_line_shapes_on_long_lines_and_many_shapes() -> None:
-    """Lines longer than the pass's first scratch buffer, and more shapes than its first table holds."""
+    """Long lines, more shapes than the pass's first table holds, and guessed shapes that are wrong."""
     rng = np.random.default_rng(3)
     words = [b"w%d" % i for i in range(3000)]
     lines = [b" ".join(rng.choice(words, 4)) + b" 0x%x" % i for i in range(5000)]
     lines += [b"a1" * 5000, b"a2" * 5000, b"b" * 70000, b"", b"0x"]
     _same_shapes(b"\n".join(lines))
     _same_shapes(b"")
+    # the pass first tries the shape that followed the previous line's shape last time: a guess of the same length
+    # that differs, a guess that fits, and none
+    _same_shapes(b"aa\nab\naa\nac\naa\nab\nab\n17\n00\n1\n2\nabc\naa")
 
 
 def test_bad_arguments_are_refused_with_what_was_expected() -> None:
