@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from diagagent.analysis.logscan import NEXT_BLOCK_BYTES
+from diagagent.analysis.logscan import COMPILED_BLOCK_BYTES, NEXT_BLOCK_BYTES
 from diagagent.analysis.templates import SHAPE_TABLE
 from diagagent.telemetry.readers import compiled_lines
 
@@ -66,7 +66,7 @@ def compiled_passes(files: list[str]) -> None:
     """The compiled floor: each file read into one buffer in blocks of whole lines, its newlines found and its lines'
     shapes numbered by diagagent._lines."""
     native = compiled_lines()
-    buffer = bytearray(NEXT_BLOCK_BYTES)
+    buffer = bytearray(COMPILED_BLOCK_BYTES)
     with memoryview(buffer) as view:
         for name in files:
             tail = b""

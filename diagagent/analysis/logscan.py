@@ -74,6 +74,9 @@ BLOCK_BYTES = 1 << 22  # a file's first read (a terminal's wrapping is read off 
 NEXT_BLOCK_BYTES = 1 << 20  # ... and the next: a block whose passes (newlines, shapes, hashing) stay in a core's cache
 # (L2 here: 1 MiB) is read 1.2-1.5x faster than one of 4 MiB (the fast path, best of 4 runs; smaller blocks gain no
 # more and pay more per block)
+COMPILED_BLOCK_BYTES = 1 << 21  # ... or this, when the compiled passes (diagagent._lines) read it: then the Python
+# work paid once a block (its classes, its progress columns) weighs most, and 2 MiB read 1.08x faster than 1 MiB (best of
+# 6 runs; 4 MiB gained less), where the numpy passes read 2 MiB 1.2x slower
 MAX_LINE_BYTES = 1 << 20
 CITE_CHARS = 2000  # a cited line's text is kept up to this many characters
 PARALLEL_BYTES = 256 << 20  # bundles with more log bytes than this are read in chunks, by several processes: a pool's
@@ -473,7 +476,8 @@ class _FileReader:
         fast = self.fast and host_scan is not None
         # budgets, cut lines, a cut .gz read to its break; blank runs count once
         chunks = LineChunks(root / self.lf.file, self.lf.file, part.read_issues, self.budget, MAX_LINE_BYTES,
-                            BLOCK_BYTES, blocks=fast, next_block=min(NEXT_BLOCK_BYTES, BLOCK_BYTES), native=self.native,
+                            BLOCK_BYTES, blocks=fast, native=self.native,
+                            next_block=min(COMPILED_BLOCK_BYTES if self.native else NEXT_BLOCK_BYTES, BLOCK_BYTES),
                             buffer=self.buffer)
         before = len(part.read_issues)
         carried: tuple[int, list[bytes]] = (1, [])  # lines that fill a terminal's width at a chunk's end
