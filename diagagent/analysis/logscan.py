@@ -664,7 +664,7 @@ class _FileReader:
             handled[a:b] = True
             return
         times = np.flatnonzero(timed[a:b] & (cls[a:b] != _SILENT)) + a
-        for pos in times.tolist():
+        for pos in times.tolist() if self.pending else ():  # (a list of the times only while one is pending)
             if not self.pending:
                 break
             self._resolve_pending(block.body[int(block.starts[index + pos]):int(block.ends[index + pos])])
