@@ -2,8 +2,9 @@
 diagnosed end to end, against `cat` and `grep -c error` over the same files in the same run.
 
 Simulates the bundle into a temp dir (deleted after; `--gb` scales the logs by the job's duration), then measures:
-`cat` and `grep -c error` over its log files; the log scan alone, fast path and line by line (CPU seconds: MB/s per
-core); and the whole diagnosis in a child process (seconds, peak RSS), fast and slow, which must give the same answer.
+`cat` and `grep -c error` over its log files; the log scan alone, fast path (its per-byte passes compiled, and in
+numpy/pyarrow as without the compiled module) and line by line (CPU seconds: MB/s per core); and the whole diagnosis in
+a child process (seconds, peak RSS), fast and slow, which must give the same answer.
 Numbers from a shared machine vary: compare the ratios measured in one run.
 
     python benches/l4_size.py [--gb 12] [--nodes 79] [--json] [--keep DIR]
@@ -52,14 +53,14 @@ def _timed(cmd: list[str]) -> float:
     return time.perf_counter() - t0
 
 
-def scan_cpu(bundle: Path, fast: bool) -> float:
+def scan_cpu(bundle: Path, fast: bool, compiled: bool = True) -> float:
     """CPU seconds of the log scan alone, in one process (the per-core rate)."""
     from diagagent.analysis import logscan
     from diagagent.telemetry import Bundle
 
     with Bundle.open(bundle) as b:
         cpu = time.process_time()
-        logscan.scan_bundle(b, workers=1, fast=fast)
+        logscan.scan_bundle(b, workers=1, fast=fast, compiled=compiled)
         return time.process_time() - cpu
 
 
@@ -96,6 +97,7 @@ def main() -> None:
         cat_s = _timed(["sh", "-c", 'cat "$@" > /dev/null', "cat", *files])
         grep_s = _timed(["grep", "-c", "error", *files])
         fast_cpu = scan_cpu(bundle, True)
+        numpy_cpu = scan_cpu(bundle, True, compiled=False)
         slow_cpu = None if args.no_slow else scan_cpu(bundle, False)
         fast = diagnose_in_child(bundle, tmp / "state", True)
         slow = None if args.no_slow else diagnose_in_child(bundle, tmp / "state", False)
@@ -105,10 +107,12 @@ def main() -> None:
             "gb": round(size / 1e9, 2), "simulate_seconds": round(sim_s, 1),
             "seconds": fast["seconds"], "mb_per_s": round(mb / fast["seconds"], 1),
             "scan_cpu_s": round(fast_cpu, 2), "mb_per_s_per_core": round(mb / fast_cpu, 1),
+            "numpy_scan_cpu_s": round(numpy_cpu, 2), "numpy_mb_per_s_per_core": round(mb / numpy_cpu, 1),
             "slow_scan_cpu_s": round(slow_cpu, 2) if slow_cpu else None,
             "slow_mb_per_s_per_core": round(mb / slow_cpu, 1) if slow_cpu else None,
             "peak_rss_mb": fast["peak_rss_mb"], "cat_seconds": round(cat_s, 2), "grep_seconds": round(grep_s, 2),
-            "scan_vs_grep": round(grep_s / fast_cpu, 3), "slow_scan_vs_grep": round(grep_s / slow_cpu, 3)
+            "scan_vs_grep": round(grep_s / fast_cpu, 3), "numpy_scan_vs_grep": round(grep_s / numpy_cpu, 3),
+            "slow_scan_vs_grep": round(grep_s / slow_cpu, 3)
             if slow_cpu else None, "scan_vs_cat": round(cat_s / fast_cpu, 3),
             "slow_seconds": slow["seconds"] if slow else None,
             "slow_peak_rss_mb": slow["peak_rss_mb"] if slow else None,

@@ -3,7 +3,9 @@
 
 Every byte is read, its line ends found, its digits made 0 (bytes.translate: each line's shape) and the shapes hashed
 (pyarrow's dictionary_encode), in the scan's 1 MiB blocks; no answer can skip a byte (an error may be on any line).
-Prints the CPU seconds and MB/s per core of each pass and of the scan, and the ratios to grep's wall time.
+The same passes compiled (diagagent._lines: newlines, then shapes numbered in one pass) are the floor of the scan as
+installed. Prints the CPU seconds and MB/s per core of each pass and of the scan (compiled and numpy), and the ratios
+to grep's wall time.
 Numbers from a shared machine vary: compare the ratios measured in one run.
 
     python benches/scan_floor.py BUNDLE [--json]    (a bundle kept by `benches/l4_size.py --keep DIR`, say)
@@ -25,8 +27,9 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from diagagent.analysis.logscan import NEXT_BLOCK_BYTES
+from diagagent.analysis.logscan import COMPILED_BLOCK_BYTES, NEXT_BLOCK_BYTES
 from diagagent.analysis.templates import SHAPE_TABLE
+from diagagent.telemetry.readers import compiled_lines
 
 
 def read_only(files: list[str]) -> None:
@@ -59,6 +62,26 @@ def passes(files: list[str], upto: str) -> None:
                                                            [None, pa.py_buffer(offsets), pa.py_buffer(shaped)]))
 
 
+def compiled_passes(files: list[str]) -> None:
+    """The compiled floor: each file read into one buffer in blocks of whole lines, its newlines found and its lines'
+    shapes numbered by diagagent._lines."""
+    native = compiled_lines()
+    buffer = bytearray(COMPILED_BLOCK_BYTES)
+    with memoryview(buffer) as view:
+        for name in files:
+            tail = b""
+            with open(name, "rb") as f:
+                while n := f.readinto(view):
+                    last = buffer.rfind(b"\n", 0, n)
+                    if last < 0:
+                        tail += view[:n]
+                        continue
+                    body, tail = b"".join((tail, view[:last])), bytes(view[last + 1:n])
+                    newlines = np.frombuffer(native.newlines(body), np.int64)
+                    starts, ends = np.concatenate(([0], newlines + 1)), np.append(newlines, len(body))
+                    native.shapes(body, starts, ends, np.empty(len(starts), np.int32))
+
+
 def cpu(fn: Callable[[], object], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -84,17 +107,20 @@ def main() -> None:
     subprocess.run(["grep", "-c", "error", *files], stdout=subprocess.DEVNULL, check=False)
     grep_s = time.perf_counter() - t0
 
-    def scan() -> None:
+    def scan(compiled: bool) -> None:
         with Bundle.open(args.bundle) as b:
-            logscan.scan_bundle(b, workers=1, fast=True)
+            logscan.scan_bundle(b, workers=1, fast=True, compiled=compiled)
 
     seconds = {
         "read": cpu(lambda: read_only(files), args.repeat),
         "read+lines": cpu(lambda: passes(files, "lines"), args.repeat),
         "read+lines+shapes": cpu(lambda: passes(files, "shapes"), args.repeat),
         "floor (read+lines+shapes+hash)": cpu(lambda: passes(files, "hash"), args.repeat),
-        "fast scan": cpu(scan, args.repeat),
+        "fast scan, numpy": cpu(lambda: scan(False), args.repeat),
     }
+    if compiled_lines() is not None:
+        seconds["compiled floor (read+lines+shapes)"] = cpu(lambda: compiled_passes(files), args.repeat)
+        seconds["fast scan, compiled"] = cpu(lambda: scan(True), args.repeat)
     result = {"gb": round(mb / 1e3, 2), "grep_seconds": round(grep_s, 2),
               **{f"{k} cpu_s": round(v, 2) for k, v in seconds.items()},
               **{f"{k} mb_per_s_per_core": round(mb / v) for k, v in seconds.items()},

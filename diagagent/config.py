@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     fast_scan: bool = Field(True, description="The log scan reads blocks at once and takes the lines that cannot "
                                                "matter in bulk (same findings); DIAGAGENT_FAST_SCAN=0 reads every "
                                                "line one by one.")
+    compiled_scan: bool = Field(True, description="The fast scan's per-byte passes (newlines, line shapes) run in C "
+                                                   "where the install compiled them (same findings); "
+                                                   "DIAGAGENT_COMPILED_SCAN=0 runs them in numpy and pyarrow.")
 
     llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint; none means the playbook.")
     llm_model: str = "gpt-4o-mini"

@@ -82,3 +82,17 @@ def test_smaller_reads_after_the_first_give_the_same_lines(tmp_path: Path, block
         chunks = LineChunks(path, path.name, [], block=block, blocks=blocks, next_block=next_block)
         got = [line for _, part in chunks for line in (part.lines() if isinstance(part, LineBlock) else part)]
         assert got == lines and chunks.lines == len(lines)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_window_checks_at_once_are_the_per_line_checks(seed: int) -> None:
+    """Values close together (the checks pass at once, on the least of all), and around zero."""
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        low = float(rng.choice([1.0, -1.0, 0.0, 1e-300]))
+        history = rng.uniform(low, low + 0.25, int(rng.integers(0, WINDOW + 1))).tolist()
+        values = rng.uniform(low, low + 0.25, int(rng.integers(1, 60)))
+        if rng.random() < 0.5:
+            values[int(rng.integers(len(values)))] *= float(rng.choice([1.1, 1.3, 1.31, 6.0]))
+        assert no_jump(history, values, 5.0) == (not _jumps(history, values.tolist(), 5.0))
+        assert no_slowdown(history, values, 1.3, 5) == (not _slows(history, values.tolist(), 1.3, 5))

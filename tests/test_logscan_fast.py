@@ -98,13 +98,14 @@ def test_the_setting_turns_the_fast_path_off(tmp_path: Path, monkeypatch: pytest
     (["123456789012345", "999999999999999"], True), (["9.999999999999999E+22"], False), (["1.5e-30", "2.5e-30"], False),
     (["nan", "inf"], False), (["1_000", "2_000"], False), (["1234567890.123456", "9234567890.123456"], False),
 ])
-def test_a_progress_column_reads_as_float_reads_each_number(numbers: list[str], by_column: bool,
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
+def test_a_progress_column_reads_as_float_reads_each_number(numbers: list[str], by_column: bool, compiled: bool,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     import numpy as np
 
     from diagagent.analysis import logblocks
     from diagagent.analysis.templates import SHAPE_TABLE
-    from diagagent.telemetry.readers import LineBlock
+    from diagagent.telemetry.readers import LineBlock, compiled_lines
 
     rng = np.random.default_rng(7)
     texts = numbers + ["".join(str(rng.integers(10)) if c.isdigit() and "e" not in n[:i].lower() else c
@@ -118,7 +119,7 @@ def test_a_progress_column_reads_as_float_reads_each_number(numbers: list[str], 
     for shape in np.unique(shapes):  # (ShapeColumns reads the lines of one shape)
         rows = np.flatnonzero(shapes == shape)
         reader = logblocks.ShapeColumns(logblocks.line(block, int(rows[0])), [(5, 5 + width)])
-        got[rows] = reader.read(block, rows)[0]
+        got[rows] = reader.read(block, rows, compiled_lines() if compiled else None)[0]
     want = np.array([float(t) for t in texts])
     assert np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want))
     assert (one_by_one == []) == by_column

@@ -723,12 +723,13 @@ def _host_of(c: _Candidate, occ: Occurrence) -> str:
 
 
 def analyze_logs(bundle: Bundle, pool: NormalPool | None = None, *, workers: int | None = None,
-                 budget: Budget | None = None, runner: Workers | None = None, fast: bool | None = None) -> LogFindings:
+                 budget: Budget | None = None, runner: Workers | None = None, fast: bool | None = None,
+                 compiled: bool | None = None) -> LogFindings:
     """L4 on a bundle's logs. `pool`: templates of successful jobs (see `normal_pool_for`); `workers`: processes
     that read the logs (default: one, or every core for a large bundle), or `runner`: where they are read (a shared
     process pool, Ray); `budget`: no file is started past it."""
     scan = scan_bundle(bundle, workers, deadline=budget.deadline() if budget is not None else None, runner=runner,
-                       fast=fast)
+                       fast=fast, compiled=compiled)
     if scan.unread and budget is not None:
         budget.stop(scan.unread[0], len(scan.unread))
     return findings_from_scan(scan, bundle.job.status, pool, host_names(bundle))

@@ -5,6 +5,7 @@ lines hashed by pyarrow), progress numbers read by column, and the progress chec
 from __future__ import annotations
 
 import re
+from types import ModuleType
 
 import numpy as np
 import pyarrow as pa
@@ -18,10 +19,19 @@ WINDOW = 10  # the progress checks' window (logscan._WINDOW)
 
 
 class BlockShapes:
-    """Each line's shape (SHAPE_TABLE: digits 1-9 made 0) as an index into the block's distinct shapes, and the lines
-    holding a `0x` literal (their shape folds hex letters too: the per-line reader computes it)."""
+    """Each line's shape (SHAPE_TABLE: digits 1-9 made 0) as an index into the block's distinct shapes, numbered in
+    the order they first occur, and the lines holding a `0x` literal (their shape folds hex letters too: the per-line
+    reader computes it). By `native` (compiled_lines(): one pass in C) when given, else by numpy and pyarrow: the same
+    numbers, shapes and rows either way (tests/test_lines_native.py)."""
 
-    def __init__(self, block: LineBlock) -> None:
+    def __init__(self, block: LineBlock, native: ModuleType | None = None) -> None:
+        self.firsts: np.ndarray | None = None  # each shape's first line, when the pass gave them
+        if native is not None:
+            self.index = np.empty(len(block), np.int32)  # (the int32 dictionary_encode gives)
+            self.values, firsts, hex_rows = native.shapes(block.body, block.starts, block.ends, self.index)
+            self.firsts = np.array(firsts, np.int64)
+            self.hex_rows = np.array(hex_rows, np.int64)
+            return
         shaped = (block.body + b"\n").translate(SHAPE_TABLE)  # a newline so that every value below ends in one
         offsets = np.append(block.starts, len(shaped)).astype(np.int64)
         lines = pa.Array.from_buffers(pa.large_binary(), len(block),
@@ -43,6 +53,8 @@ class BlockShapes:
         """The block's first line of each distinct shape. dictionary_encode numbers the shapes in the order they
         first occur, so shape j first occurs where the running maximum of the lines' shapes reaches j (checked: else
         found by sorting)."""
+        if self.firsts is not None:
+            return self.firsts
         if not len(self.index):
             return np.empty(0, np.int64)
         peak = np.maximum.accumulate(self.index)
@@ -84,26 +96,42 @@ class ShapeColumns:
             self.negative.append(plain and m.group(1) == b"-")
         self.offsets = np.array(offsets, np.int64)
         self.weights = _weights(mantissa + power, len(offsets))  # mantissas, then written exponents
+        # the digits of each field's mantissa, then of its written exponent, field after field (as in offsets)
+        self.counts = np.array([len(digits) for pair in zip(mantissa, power) for digits in pair], np.int64)
+        self.base = np.array([base for base, _ in self.exponent], np.int64)  # by field, for all fields at once
+        self.sign = np.array([sign for _, sign in self.exponent], np.int64)
+        self.plain = np.array(self.decimal, bool)
+        self.negative_array = np.array(self.negative, bool)
 
-    def read(self, block: LineBlock, rows: np.ndarray) -> list[np.ndarray]:
-        """Each field's number in each of these lines (all of this shape), as float() reads it."""
-        digits = (np.take(np.frombuffer(block.body, np.uint8), block.starts[rows][:, None] + self.offsets)
-                  - np.uint8(48)).astype(np.float64)
-        # exact in binary64: every product and partial sum is a whole number of at most 15 digits, below 2**53
-        numbers = digits @ self.weights
-        mantissas, written = numbers[:, :len(self.spans)], numbers[:, len(self.spans):].astype(np.int64)
+    def read(self, block: LineBlock, rows: np.ndarray, native: ModuleType | None = None) -> list[np.ndarray]:
+        """Each field's number in each of these lines (all of this shape), as float() reads it; the digits read by
+        `native` (compiled_lines()) when given, else gathered by numpy: the same whole numbers either way."""
+        if native is not None:
+            numbers = np.empty((len(rows), len(self.counts)), np.int64)
+            native.decimals(block.body, block.starts[rows], self.offsets, self.counts, numbers)
+            # (whole numbers of at most 15 digits: exact as doubles, the very values the product below gives)
+            mantissas, written = numbers[:, 0::2].astype(np.float64), numbers[:, 1::2]
+        else:
+            digits = (np.take(np.frombuffer(block.body, np.uint8), block.starts[rows][:, None] + self.offsets)
+                      - np.uint8(48)).astype(np.float64)
+            # exact in binary64: every product and partial sum is a whole number of at most 15 digits, below 2**53
+            numbers = digits @ self.weights
+            mantissas, written = numbers[:, :len(self.spans)], numbers[:, len(self.spans):].astype(np.int64)
+        # every field at once (the same operations, element by element, as one field at a time)
+        exponent = self.base + self.sign * written
+        size = np.abs(exponent)
+        slow = ~self.plain | (size > 22).any(axis=0)  # fields read by float(), line by line
+        scale = _POW10[np.minimum(size, 22)]  # exact in binary64, so one rounding below: the double float() reads
+        values = np.where(exponent >= 0, mantissas * scale, mantissas / scale)
+        np.negative(values, out=values, where=self.negative_array)
         out = []
         for i, (start, end) in enumerate(self.spans):
-            base, sign = self.exponent[i]
-            exponent = base + sign * written[:, i]
-            if not self.decimal[i] or (np.abs(exponent) > 22).any():
+            if slow[i]:
                 first = block.starts[rows] + start
                 fields = map(block.body.__getitem__, map(slice, first.tolist(), (first + (end - start)).tolist()))
                 out.append(np.fromiter(map(float, fields), np.float64, len(rows)))
-                continue
-            scale = _POW10[np.abs(exponent)]  # exact in binary64, so one rounding below: the double float() reads
-            value = np.where(exponent >= 0, mantissas[:, i] * scale, mantissas[:, i] / scale)
-            out.append(-value if self.negative[i] else value)
+            else:
+                out.append(values[:, i])
         return out
 
 
@@ -121,6 +149,11 @@ def no_jump(history: list[float], values: np.ndarray, factor: float) -> bool:
     the progress checks' jump test (logscan._jump) cannot fire on any of them."""
     if not len(values):
         return True
+    # at once: a window's least is no less than the least of all (a NaN fails this test, and the windows decide), and
+    # factor * x rounds monotonically in x, so no value at most factor times the least is past it for any window
+    lowest = float(np.minimum(values.min(), np.min(history))) if history else float(values.min())
+    if float(values.max()) <= factor * lowest:
+        return True
     seq = np.concatenate([np.full(WINDOW, np.inf), np.asarray(history, np.float64), values])
     mins = _over_windows(np.minimum, seq, len(history), len(values))
     seen = np.arange(len(history), len(history) + len(values))
@@ -132,6 +165,11 @@ def no_slowdown(recent: list[float], steps: np.ndarray, ratio: float, least: int
     slowdown check (logscan._slowdown) cannot start a candidate on any of them. Flags with a margin over rounding, so
     a borderline step goes to the exact per-line check."""
     if not len(steps):
+        return True
+    # at once: a window's mean is no less than the least of all (a positive least: a NaN fails this test, and the
+    # windows decide), but for a sum's rounding (relative 1e-15, far inside the 1e-6 kept here below the margin)
+    lowest = float(np.minimum(steps.min(), np.min(recent))) if recent else float(steps.min())
+    if lowest > 0 and float(steps.max()) <= ratio * lowest * (1 - 1e-6):
         return True
     seq = np.concatenate([np.zeros(WINDOW), np.asarray(recent, np.float64), steps])
     count = np.minimum(np.arange(len(recent), len(recent) + len(steps)), WINDOW)

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -67,12 +68,15 @@ from diagagent.analysis.wrapping import Wrapping, carry_from, unwrap, wrapping_o
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle, LogFile, ReadIssue, parse_timestamp
 from diagagent.telemetry.limits import ReadBudget
-from diagagent.telemetry.readers import LineBlock, LineChunks
+from diagagent.telemetry.readers import LineBlock, LineChunks, compiled_lines
 
 BLOCK_BYTES = 1 << 22  # a file's first read (a terminal's wrapping is read off its lines)
 NEXT_BLOCK_BYTES = 1 << 20  # ... and the next: a block whose passes (newlines, shapes, hashing) stay in a core's cache
 # (L2 here: 1 MiB) is read 1.2-1.5x faster than one of 4 MiB (the fast path, best of 4 runs; smaller blocks gain no
 # more and pay more per block)
+COMPILED_BLOCK_BYTES = 1 << 21  # ... or this, when the compiled passes (diagagent._lines) read it: then the Python
+# work paid once a block (its classes, its progress columns) weighs most, and 2 MiB read 1.08x faster than 1 MiB (best of
+# 6 runs; 4 MiB gained less), where the numpy passes read 2 MiB 1.2x slower
 MAX_LINE_BYTES = 1 << 20
 CITE_CHARS = 2000  # a cited line's text is kept up to this many characters
 PARALLEL_BYTES = 256 << 20  # bundles with more log bytes than this are read in chunks, by several processes: a pool's
@@ -444,6 +448,8 @@ class _FileReader:
         self.fast = False  # read blocks at once where that gives the same result (see _fast_block)
         self.relearn = _RELEARN  # how many more times a block's classes may be read again for shapes learned since
         self.columns: dict[bytes, ShapeColumns] = {}  # a progress line shape -> how to read its fields by column
+        self.native: ModuleType | None = None  # compiled_lines(): the fast path's per-byte passes in C (same results)
+        self.buffer: bytearray | None = None  # where the file's blocks are read (the same for a process's files)
 
     def rank_of(self, raw: bytes) -> int | None:
         if self.lf.rank is not None:
@@ -487,7 +493,9 @@ class _FileReader:
         fast = self.fast and host_scan is not None
         # budgets, cut lines, a cut .gz read to its break; blank runs count once
         chunks = LineChunks(root / self.lf.file, self.lf.file, part.read_issues, self.budget, MAX_LINE_BYTES,
-                            BLOCK_BYTES, blocks=fast, next_block=min(NEXT_BLOCK_BYTES, BLOCK_BYTES))
+                            BLOCK_BYTES, blocks=fast, native=self.native,
+                            next_block=min(COMPILED_BLOCK_BYTES if self.native else NEXT_BLOCK_BYTES, BLOCK_BYTES),
+                            buffer=self.buffer)
         before = len(part.read_issues)
         carried: tuple[int, list[bytes]] = (1, [])  # lines that fill a terminal's width at a chunk's end
         for first, lines in chunks:
@@ -545,7 +553,7 @@ class _FileReader:
     # per-line reader (_lines) in order, so the result is the same as reading every line with it.
 
     def _fast_block(self, block: LineBlock, lineno: int, host_scan: HostScan) -> int:
-        shapes = BlockShapes(block)
+        shapes = BlockShapes(block, self.native)
         self.relearn = _RELEARN
         index = 0
         while index < len(block):
@@ -673,7 +681,7 @@ class _FileReader:
             handled[a:b] = True
             return
         times = np.flatnonzero(timed[a:b] & (cls[a:b] != _SILENT)) + a
-        for pos in times.tolist():
+        for pos in times.tolist() if self.pending else ():  # (a list of the times only while one is pending)
             if not self.pending:
                 break
             self._resolve_pending(block.body[int(block.starts[index + pos]):int(block.ends[index + pos])])
@@ -697,16 +705,17 @@ class _FileReader:
         cols = {name: np.full(len(rows), np.nan) for name in _PROGRESS_FIELDS}
         present = {name: np.zeros(len(rows), bool) for name in _PROGRESS_FIELDS}
         which = shapes.index[rows]
-        for j in np.unique(which).tolist():
+        one = bool((which == which[0]).all())  # (mostly one layout: np.unique's sort costs more than this check)
+        for j in [int(which[0])] if one else np.unique(which).tolist():
             key = shapes.values[j]
             fields = [(name, scale) for name, (_, end, scale) in zip(_PROGRESS_FIELDS, self.part.layouts[key].spans,
                                                                       strict=True) if end]
-            sel = np.flatnonzero(which == j)
+            sel = np.arange(len(rows)) if one else np.flatnonzero(which == j)
             reader = self.columns.get(key)
             if reader is None:
                 spans = [(start, end) for start, end, _ in self.part.layouts[key].spans if end]
                 reader = self.columns[key] = ShapeColumns(line(block, int(rows[sel[0]])), spans)
-            for (name, scale), values in zip(fields, reader.read(block, rows[sel]), strict=True):
+            for (name, scale), values in zip(fields, reader.read(block, rows[sel], self.native), strict=True):
                 cols[name][sel] = values * scale
                 present[name][sel] = True
         if not all(np.isfinite(cols[name][present[name]]).all() for name in _PROGRESS_FIELDS):
@@ -720,10 +729,10 @@ class _FileReader:
                 or (slowing and not no_slowdown(state.steps, steps, 1.3, 5)):
             return False
         for history, values in ((state.losses, loss), (state.grads, grad)):
-            history.extend(values.tolist())
+            history.extend(values[-_WINDOW:].tolist())  # (only the last _WINDOW are kept)
             del history[:-_WINDOW]
         if slowing:
-            state.steps.extend(steps.tolist())
+            state.steps.extend(steps[-_WINDOW:].tolist())
             del state.steps[:-_WINDOW]
             state.all_steps.extend(steps[:max(0, 4096 - len(state.all_steps))].tolist())
         last = int(rows[-1])
@@ -1027,6 +1036,7 @@ class ScanJob:
     budget: ReadBudget | None = None  # this process's share of the bundle's read budget
     deadline: float | None = None  # epoch seconds: no file is started after it (the analyzer's budget)
     fast: bool | None = None  # read blocks at once where that gives the same result; None: Settings.fast_scan
+    compiled: bool | None = None  # the fast path's per-byte passes in C where built; None: Settings.compiled_scan
 
 
 def scan_files(job: ScanJob) -> ScanPart:
@@ -1037,13 +1047,17 @@ def scan_files(job: ScanJob) -> ScanPart:
                     exception_lines=set(), continuation_lines=set(), detail_of={}, hosts={}, files=[])
     root = Path(job.root)
     budget = job.budget or ReadBudget()
-    fast = job.fast if job.fast is not None else Settings.load().fast_scan
+    settings = Settings.load() if job.fast is None or job.compiled is None else None
+    fast = job.fast if job.fast is not None else settings.fast_scan  # type: ignore[union-attr]
+    compiled = job.compiled if job.compiled is not None else settings.compiled_scan  # type: ignore[union-attr]
+    native = compiled_lines() if compiled else None
+    buffer = bytearray(BLOCK_BYTES)  # every file's blocks are read into it in turn
     for i, lf in enumerate(job.files):
         if i and job.deadline is not None and time.time() > job.deadline:
             part.unread.extend(f.file for f in job.files[i:])
             break
         reader = _FileReader(part, shaper, lf, job.host_of_rank, job.local_ranks, job.year)
-        reader.budget, reader.fast = budget, fast
+        reader.budget, reader.fast, reader.native, reader.buffer = budget, fast, native, buffer
         try:
             reader.read(root)
         except MemoryError:
@@ -1139,12 +1153,14 @@ def default_workers(bundle: Bundle) -> int:
 
 
 def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner | None = None,
-                deadline: float | None = None, runner: Workers | None = None, fast: bool | None = None) -> LogScan:
+                deadline: float | None = None, runner: Workers | None = None, fast: bool | None = None,
+                compiled: bool | None = None) -> LogScan:
     """Read every log file once, in chunks of consecutive files (by `runner`: in this process, a process pool or
     Ray; default: `workers` local processes, or one per core for a bundle past PARALLEL_BYTES), then mine the
     distinct messages into templates in the order one reader would meet them and merge the counts by template: the
     same scan however the files were cut. No file is started after `deadline` (epoch seconds); `fast`: the block
-    path or line by line (None: Settings.fast_scan)."""
+    path or line by line (None: Settings.fast_scan); `compiled`: its per-byte passes in C, where the install built them
+    (None: Settings.compiled_scan)."""
     job = bundle.job
     own = runner is None
     runner = runner or Workers(default_workers(bundle) if workers is None else max(1, workers))
@@ -1153,8 +1169,8 @@ def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner
     parts_wanted = runner.chunks(log_bytes(bundle), len(bundle.log_files), PARALLEL_BYTES, CHUNK_BYTES)
     chunks = _split(bundle.log_files, bundle.root, parts_wanted)
     shares = bundle.new_budget().share(len(chunks))
-    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share, deadline, fast)
-            for chunk, share in zip(chunks, shares)]
+    jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share, deadline, fast,
+                    compiled) for chunk, share in zip(chunks, shares)]
     try:
         parts = runner.map(scan_files, jobs)
     finally:

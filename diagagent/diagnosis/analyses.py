@@ -89,7 +89,8 @@ def logs_analyzer(settings: Settings, runner: Workers | None) -> Analyzer[LogFin
                        f"{settings.jobs_dir}: no cross-job filtering (`diagagent learn-normal PATH` "
                        "adds successful jobs)")
         out.extend(n for n in notes if not n.startswith("history job "))
-        return analyze_logs(bundle, pool, budget=budget, runner=runner, fast=settings.fast_scan)
+        return analyze_logs(bundle, pool, budget=budget, runner=runner, fast=settings.fast_scan,
+                            compiled=settings.compiled_scan)
 
     return run
 

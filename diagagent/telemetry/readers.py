@@ -6,12 +6,14 @@ cannot use (as `ReadIssue`s), and go on. Nothing is ever unpickled or evaluated.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import IO, TYPE_CHECKING
 
 from diagagent.telemetry.errors import IssueKind, ReadIssue
@@ -26,6 +28,26 @@ BLOCK_BYTES = 1 << 22  # files are read in blocks of this many (decompressed) by
 _RANK_IN_NAME = re.compile(r"(?:^|[^a-z]|global)rank[-_ ]?(\d+)", re.IGNORECASE)  # not NeMo's "localrank"
 _RANK_PREFIX = re.compile(r"^\[(rank|default)(\d+)\]:")
 _PROGRESS = re.compile(r"\d+%\|")
+
+
+@functools.cache
+def compiled_lines() -> ModuleType | None:
+    """diagagent._lines, the log scan's per-byte passes in C, when the install compiled it (hatch_build.py); else
+    None, and the scan runs the same passes in numpy and pyarrow (the same results: tests/test_lines_native.py)."""
+    try:
+        from diagagent import _lines
+    except ImportError:
+        return None
+    return _lines
+
+
+def newline_offsets(body: bytes, native: ModuleType | None = None) -> np.ndarray:
+    """The offsets of body's newlines (int64): by `native` (compiled_lines()) when given, else by numpy."""
+    import numpy as np
+
+    if native is not None:
+        return np.frombuffer(native.newlines(body), np.int64)
+    return np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
 
 
 @dataclass(slots=True, frozen=True)
@@ -144,7 +166,7 @@ class LineBlock:
 
         self.body = body
         if newlines is None:
-            newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
+            newlines = newline_offsets(body)
         self.ends = np.append(newlines, len(body))
         self.starts = np.concatenate(([0], newlines + 1))
 
@@ -172,8 +194,13 @@ class LineChunks:
 
     def __init__(self, path: Path, display: str, issues: list[ReadIssue], budget: ReadBudget | None = None,
                  max_line: int = MAX_LINE_BYTES, block: int = BLOCK_BYTES, blocks: bool = False,
-                 next_block: int | None = None) -> None:
+                 next_block: int | None = None, native: ModuleType | None = None,
+                 buffer: bytearray | None = None) -> None:
         self.path, self.display, self.issues = path, display, issues
+        self.native = native  # compiled_lines(), to find a block's newlines (else numpy finds them)
+        # a plain file is read into this buffer (a caller that reads many files hands the same one to each: memory
+        # written before is not mapped afresh by the kernel, which costs more than the copy); lines leave it as bytes
+        self.buffer = buffer
         self.blocks = blocks  # hand a chunk on as one LineBlock where it needs no per-line care (blank runs, cut lines)
         self.budget = budget if budget is not None else ReadBudget()
         self.max_line, self.block = max_line, block
@@ -185,39 +212,49 @@ class LineChunks:
 
     # --- bytes --------------------------------------------------------------------------------------------
 
-    def _blocks(self) -> Iterator[bytes]:
+    def _blocks(self) -> Iterator[tuple[bytes | bytearray, int]]:
+        """The file's (decompressed) blocks, each as (buffer, length): its bytes are buffer[:length]. A plain file's
+        buffer is the same bytearray each time, overwritten by the next block."""
         limits, budget = self.budget.limits, self.budget
         name = self.path.name
         kind = "gz" if name.endswith((".gz", ".tgz")) else "zst" if name.endswith((".zst", ".zstd")) else ""
         with self.path.open("rb") as raw:
-            source = _compressed_blocks(raw, kind, self.block) if kind else self._reads(raw)
-            for data in source:
+            source = ((data, len(data)) for data in _compressed_blocks(raw, kind, self.block)) if kind \
+                else self._reads(raw)
+            for data, n in source:
                 room = min(limits.file_bytes - self.bytes, budget.bytes_left)
-                if len(data) > room:
-                    data = data[:max(room, 0)]
+                if n > room:
+                    n = max(room, 0)
                     which = ("file_bytes" if limits.file_bytes - self.bytes <= budget.bytes_left else "bundle_bytes")
                     cap = limits.file_bytes if which == "file_bytes" else limits.bundle_bytes
-                    self._take(data)
-                    if data:
-                        yield data
+                    self._take(n)
+                    if n:
+                        yield data, n
                     raise _Stop("budget", f"read budget limits.{which} ({_size(cap)}) reached")
-                self._take(data)
-                yield data
+                self._take(n)
+                yield data, n
                 if kind and self.bytes >= limits.ratio_after_bytes:
                     ratio = self.bytes / max(raw.tell(), 1)
                     if ratio > limits.max_ratio:
                         raise _Stop("budget", f"decompression ratio {ratio:,.0f}:1 is over limits.max_ratio "
                                               f"({limits.max_ratio:,.0f}:1; a compression bomb?)")
 
-    def _reads(self, raw: IO[bytes]) -> Iterator[bytes]:
+    def _reads(self, raw: IO[bytes]) -> Iterator[tuple[bytes | bytearray, int]]:
         size = self.block
-        while data := raw.read(size):
-            yield data
-            size = self.next_block
+        buffer = self.buffer
+        if buffer is None or len(buffer) < max(self.block, self.next_block):
+            while data := raw.read(size):
+                yield data, len(data)
+                size = self.next_block
+            return
+        with memoryview(buffer) as view:
+            while n := raw.readinto(view[:size]):  # type: ignore[attr-defined]
+                yield buffer, n
+                size = self.next_block
 
-    def _take(self, data: bytes) -> None:
-        self.bytes += len(data)
-        self.budget.bytes_left -= len(data)
+    def _take(self, n: int) -> None:
+        self.bytes += n
+        self.budget.bytes_left -= n
 
     # --- lines --------------------------------------------------------------------------------------------
 
@@ -227,18 +264,20 @@ class LineChunks:
         stop: _Stop | None = None
         try:
             try:
-                for data in self._blocks():
+                for data, n in self._blocks():  # (the block is data[:n]; a plain file's data is overwritten next)
+                    start = 0
                     if cutting:
-                        end = data.find(b"\n")
+                        end = data.find(b"\n", 0, n)
                         if end < 0:
                             continue
-                        data, cutting = data[end + 1:], False
-                    last = data.rfind(b"\n")
-                    if last < 0:
-                        body, tail = None, tail + data
-                    else:  # (one copy of the block's bytes, not two: the tail joined to a view of them)
-                        body = b"".join((tail, memoryview(data)[:last])) if tail else data[:last]
-                        tail = data[last + 1:]
+                        start, cutting = end + 1, False
+                    last = data.rfind(b"\n", start, n)
+                    with memoryview(data) as view:
+                        if last < 0:
+                            body, tail = None, tail + view[start:n]
+                        else:  # (one copy of the block's bytes: the tail joined to a view of them)
+                            body = b"".join((tail, view[start:last])) if tail else bytes(view[start:last])
+                            tail = bytes(view[last + 1:n])
                     if body is not None:
                         yield from self._chunks(body)
                     if len(tail) > self.max_line:
@@ -264,9 +303,7 @@ class LineChunks:
         """The lines of `body` (whole lines, the last without its newline), to the line budgets."""
         newlines = None
         if self.blocks and not cut:  # the newlines are found once, for the count and the LineBlock
-            import numpy as np
-
-            newlines = np.flatnonzero(np.frombuffer(body, np.uint8) == 10)
+            newlines = newline_offsets(body, self.native)
             n = len(newlines) + 1
         else:
             n = body.count(b"\n") + 1
@@ -381,7 +418,8 @@ def read_text(path: Path, display: str, issues: list[ReadIssue], limit: int = 64
     chunks = LineChunks(path, display, issues, budget, max_line=limit + 1)
     parts: list[bytes] = []
     try:
-        for block in chunks._blocks():
+        for data, n in chunks._blocks():
+            block = data[:n]
             parts.append(block[:limit - chunks.bytes + len(block)] if chunks.bytes > limit else block)
             if chunks.bytes >= limit:
                 if chunks.bytes > limit:
