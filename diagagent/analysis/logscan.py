@@ -337,7 +337,7 @@ def _slowdown(summary: FileSummary, state: _Progress, it: int, step: float, raw:
         if step > 1.3 * base:
             state.confirm += 1
             if state.confirm >= _CONFIRM:
-                _slow_from(summary, state, step / base if base > 0 else None)
+                _slow_from(summary, state, step)
             return
         state.candidate, state.confirm = None, 0
     recent = state.steps
@@ -352,14 +352,15 @@ def _slowdown(summary: FileSummary, state: _Progress, it: int, step: float, raw:
         state.all_steps.append(step)
 
 
-def _slow_from(summary: FileSummary, state: _Progress, ratio: float | None) -> None:
-    """The candidate slowdown lasted: the file is slow from its iteration on, and its line is a metric event."""
-    it, step, line, raw = state.candidate  # type: ignore[misc]
-    summary.slow_from, summary.slow_ratio = it, ratio
+def _slow_from(summary: FileSummary, state: _Progress, step: float) -> None:
+    """The candidate slowdown lasted (`step`: the step that confirmed it): the file is slow from its iteration on, and
+    its line is a metric event."""
+    it, first_step, line, raw = state.candidate  # type: ignore[misc]
+    base = sum(state.baseline) / len(state.baseline)
+    summary.slow_from, summary.slow_ratio = it, step / base if base > 0 else None
     if len(summary.metrics) < 64:
         summary.metrics.append(MetricEvent(kind="step_time_slowdown", file=summary.file, line=line, host=summary.host,
-                                           iteration=it, value=step, previous=sum(state.baseline) / len(state.baseline),
-                                           text=_text(raw)))
+                                           iteration=it, value=first_step, previous=base, text=_text(raw)))
 
 
 _STAGE_OF_MARKER = {"ckpt_start": "checkpoint", "eval_start": "eval", "shutdown": "shutdown",
@@ -1009,8 +1010,7 @@ class _FileReader:
         if summary.slow_from is None and state.candidate is not None and state.confirm >= 1:
             # a slowdown that lasted to the file's end: every step after it was slow, however few the file still held
             # (a DALI pipeline's 0.17 s steps at 8.7 s from batch 100 on, dev:dali-2608)
-            base = sum(state.baseline) / len(state.baseline)
-            _slow_from(summary, state, state.candidate[1] / base if base > 0 else None)
+            _slow_from(summary, state, state.candidate[1])
         summary.last_ts = _ts_of([self.last_timed[1]], self.year) if self.last_timed[1] else None
         steps = self.progress.all_steps
         summary.median_step_s = statistics.median(steps) if steps else None

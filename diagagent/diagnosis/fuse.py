@@ -85,9 +85,6 @@ class _Gathered:
     query: list[str] = field(default_factory=list)  # what the schema cache is searched with
 
 
-_FRAME_TEXT = re.compile(r'File "[^"]*", line \d+|\.pyx?:\d+')  # a cut traceback's last line is a frame, or else its header
-
-
 def _strong(level: str | None) -> bool:
     return level in ("error", "fatal")
 
@@ -169,7 +166,7 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
     for loc in logs.cut_tracebacks[:MAX_THREAD_DUMPS_CITED]:  # a traceback the log ends in, its exception cut off
         # (dev:pytorch-lightning-18971): where it was raised is what there is to cite; a bare header (the paste ends
         # there, dev:semanticstylegan-8) only when no other line of the logs warns of anything (dev:fairseq-512)
-        bare = not _FRAME_TEXT.search(loc.text)
+        bare = line_kind(split_header(loc.text).message) == "traceback"
         cut_role: EvidenceRole = "context" if bare and warned else role
         (g.log_causes if cut_role == "cause" else g.context).append(
             _cite_log(a, loc, cut_role, "the header of a traceback the log ends at" if bare
