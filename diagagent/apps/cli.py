@@ -79,6 +79,8 @@ def build_app() -> typer.Typer:
         help="Diagnose failed, hung and slow distributed training jobs from their telemetry.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # help in click's plain format: rendering it with rich imports rich and takes half of
+        # `diagagent --help`'s time (benches/startup.py; the issue's target is 0.2 s)
     )
 
     @app.callback()
