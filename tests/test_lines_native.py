@@ -4,6 +4,11 @@ fallbacks give, on made-up blocks and on whole scans; and the install built them
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import numpy as np
@@ -173,3 +178,54 @@ def test_progress_fields_read_by_column_are_numpy_s(seed: int) -> None:
     with pytest.raises(ValueError, match="outside the body"):
         _native().decimals(block.body, np.array([len(block.body)], np.int64), reader.offsets, reader.counts,
                            np.empty((1, len(reader.counts)), np.int64))
+
+
+_ASAN = Path(subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
+             if shutil.which("gcc") else "")
+_UBSAN = _ASAN.with_name("libubsan.so")
+
+_DRIVE = r'''
+import importlib.util, sys
+import numpy as np
+from diagagent.analysis.logblocks import BlockShapes
+from diagagent.telemetry.readers import LineBlock, newline_offsets
+assert "libasan" in open("/proc/self/maps").read(), "AddressSanitizer is not loaded"
+spec = importlib.util.spec_from_file_location("diagagent._lines", sys.argv[1])
+native = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(native)
+rng = np.random.default_rng(7)
+pieces = [b"0", b"7", b"0x", b"0x1f", b"ab", b"\n", b"\r", b"\x00", b"\xff", b"\xc3", b"loss: ", b" "]
+bodies = [b"", b"\n", b"\n" * 1000, b"x" * 300000, b"0x" * 50000 + b"\n1", bytes(range(256)) * 64]
+bodies += [b"".join(rng.choice(pieces, int(rng.integers(1, 3000)))) for _ in range(300)]
+bodies += [rng.integers(0, 256, int(rng.integers(1, 20000)), dtype=np.uint8).tobytes() for _ in range(100)]
+for body in bodies:
+    assert newline_offsets(body, native).tolist() == newline_offsets(body).tolist()
+    compiled, fallback = BlockShapes(LineBlock(body), native), BlockShapes(LineBlock(body))
+    assert compiled.index.tolist() == fallback.index.tolist() and compiled.values == fallback.values
+block = LineBlock(b"one\ntwo")
+for starts, ends, index in [(block.starts, block.ends + 5, np.empty(2, np.int32)),
+                            (block.starts - 9, block.ends, np.empty(2, np.int32)),
+                            (block.starts, block.ends, np.empty(3, np.int32))]:
+    try:
+        native.shapes(block.body, starts, ends, index)
+    except (ValueError, TypeError):
+        pass
+    else:
+        raise AssertionError("a bad argument was not refused")
+print("clean")
+'''
+
+
+@pytest.mark.skipif(not _ASAN.is_file() or not _UBSAN.is_file(), reason="needs gcc with AddressSanitizer")
+def test_the_compiled_passes_are_clean_under_address_and_undefined_behaviour_sanitizers(tmp_path: Path) -> None:
+    """The passes read untrusted bytes: built with ASan and UBSan, they run hostile bodies (NULs, bytes past ASCII, a
+    line of 300 KB, random bytes, bad offsets) to the same results as the fallback, with no report."""
+    built = tmp_path / f"_lines{sysconfig.get_config_var('EXT_SUFFIX')}"
+    subprocess.run(["gcc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+                    "-fno-omit-frame-pointer", "-fPIC", "-shared", f"-I{sysconfig.get_paths()['include']}",
+                    str(ROOT / "diagagent" / "_lines.c"), "-o", str(built)], check=True, capture_output=True)
+    (tmp_path / "drive.py").write_text(_DRIVE)
+    env = {**os.environ, "LD_PRELOAD": f"{_ASAN} {_UBSAN}", "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1"}
+    done = subprocess.run([sys.executable, str(tmp_path / "drive.py"), str(built)], env=env, capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0 and done.stdout.strip() == "clean", done.stderr[-3000:]
