@@ -80,11 +80,11 @@ class ShapeColumns:
         offsets: list[int] = []  # the lines' digits read, every field's together
         mantissa: list[list[tuple[int, int]]] = []  # per field: (digit, power of ten) of its whole-number mantissa
         power: list[list[tuple[int, int]]] = []  # per field: (digit, power of ten) of its written exponent
-        self.decimal, self.exponent, self.negative = [], [], []
+        plain_fields, exponents, negative = [], [], []  # per field: a plain decimal; (base, sign) of its exponent; < 0
         for start, end in spans:
             m = _DECIMAL.fullmatch(line[start:end])
             plain = m is not None and len(m.group(2)) + len(m.group(3) or b"") <= 15
-            self.decimal.append(plain)
+            plain_fields.append(plain)
             digits = [start + i for g in (2, 3) if plain and m.group(g) for i in range(*m.span(g))]
             exp = [start + i for i in range(*m.span(5))] if plain and m.group(5) is not None else []
             mantissa.append([(len(offsets) + k, len(digits) - 1 - k) for k in range(len(digits))])
@@ -92,16 +92,16 @@ class ShapeColumns:
             power.append([(len(offsets) + k, len(exp) - 1 - k) for k in range(len(exp))])
             offsets += exp
             frac = len(m.group(3) or b"") if plain else 0
-            self.exponent.append((-frac, -1 if plain and m.group(4) == b"-" else 1))
-            self.negative.append(plain and m.group(1) == b"-")
+            exponents.append((-frac, -1 if plain and m.group(4) == b"-" else 1))
+            negative.append(plain and m.group(1) == b"-")
         self.offsets = np.array(offsets, np.int64)
         self.weights = _weights(mantissa + power, len(offsets))  # mantissas, then written exponents
         # the digits of each field's mantissa, then of its written exponent, field after field (as in offsets)
         self.counts = np.array([len(digits) for pair in zip(mantissa, power) for digits in pair], np.int64)
-        self.base = np.array([base for base, _ in self.exponent], np.int64)  # by field, for all fields at once
-        self.sign = np.array([sign for _, sign in self.exponent], np.int64)
-        self.plain = np.array(self.decimal, bool)
-        self.negative_array = np.array(self.negative, bool)
+        self.base = np.array([base for base, _ in exponents], np.int64)  # by field, for all fields at once
+        self.sign = np.array([sign for _, sign in exponents], np.int64)
+        self.plain = np.array(plain_fields, bool)
+        self.negative = np.array(negative, bool)
 
     def read(self, block: LineBlock, rows: np.ndarray, native: ModuleType | None = None) -> list[np.ndarray]:
         """Each field's number in each of these lines (all of this shape), as float() reads it; the digits read by
@@ -123,7 +123,7 @@ class ShapeColumns:
         slow = ~self.plain | (size > 22).any(axis=0)  # fields read by float(), line by line
         scale = _POW10[np.minimum(size, 22)]  # exact in binary64, so one rounding below: the double float() reads
         values = np.where(exponent >= 0, mantissas * scale, mantissas / scale)
-        np.negative(values, out=values, where=self.negative_array)
+        np.negative(values, out=values, where=self.negative)
         out = []
         for i, (start, end) in enumerate(self.spans):
             if slow[i]:

@@ -668,7 +668,7 @@ class _FileReader:
         return pos
 
     def _per_line(self, block: LineBlock, row: int, lineno: int, host_scan: HostScan) -> None:
-        raw = block.body[int(block.starts[row]):int(block.ends[row])]
+        raw = line(block, row)
         self._lines([raw], lineno + row, self.shaper.shapes, self.shaper.kinds, (SHAPE_TABLE, HEX_SHAPE_TABLE),
                     host_scan)
 
@@ -685,10 +685,10 @@ class _FileReader:
         for pos in times.tolist() if self.pending else ():  # (a list of the times only while one is pending)
             if not self.pending:
                 break
-            self._resolve_pending(block.body[int(block.starts[index + pos]):int(block.ends[index + pos])])
+            self._resolve_pending(line(block, index + pos))
         if len(times):
             row = index + int(times[-1])
-            self.last_timed = (lineno + row + 1, block.body[int(block.starts[row]):int(block.ends[row])])
+            self.last_timed = (lineno + row + 1, line(block, row))
         repeats = np.flatnonzero(cls[a:b] == _REPEAT) + a
         if len(repeats):
             last = dict(zip(mids[repeats].tolist(), repeats.tolist(), strict=True))  # message -> its last line here
@@ -740,8 +740,7 @@ class _FileReader:
         it = int(cols["iteration"][-1])
         summary.progress_lines += len(rows)
         summary.last_iteration, summary.last_iteration_line = it, lineno + last + 1
-        state.last_raw, summary.last_progress_line = block.body[int(block.starts[last]):int(block.ends[last])], \
-            lineno + last + 1
+        state.last_raw, summary.last_progress_line = line(block, last), lineno + last + 1
         state.last_ts, state.last_it = None, it
         return True
 

@@ -156,8 +156,7 @@ def _level(header: str | None, words: str | None, exception: bool) -> int:
     line is an error whatever its header); else what its words say; -1 when neither says."""
     level = LEVEL_RANK[header] if header else (LEVEL_RANK[words] if words else -1)
     if header == "info" and words in ("error", "fatal"):  # an error a program logs at INFO (OpenRLHF's refused
-        # reward server, dev:lmm-r1-30; Ray's raylet "received SIGTERM", dev:skypilot-4695) is a warning: seen, never
-        # above a line that says error in its header
+        # reward server, dev:lmm-r1-30) is a warning: seen, never above a line that says error in its header
         level = LEVEL_RANK["warning"]
     return max(level, LEVEL_RANK["error"]) if exception else level
 

@@ -369,26 +369,12 @@ CITED_HIT_WEIGHT = 0.5  # a log line whose signature weighs this much is cited a
 MAX_PROOF_LINES = 3
 
 
-def _cite_candidates(a: Analyses, g: _Gathered, hits: list[Hit]) -> None:
-    """An undecided diagnosis names its best candidates and the sign behind each (a weak NCCL socket-transport line,
-    dev:areal-639): the first line of each signature is cited as context, so that every sign it names is evidence."""
-    used: set[str] = set()
-    for h in hits:
-        ln = h.line
-        if ln.where == "findings" or ln.file is None or h.signature.id in used or len(used) >= MAX_PROOF_LINES:
-            continue
-        used.add(h.signature.id)
-        ev = a.evidence.cite("log" if ln.where == "logs" else "probe", role="cause", file=ln.file, line=ln.line,
-                             host=ln.host, rank=ln.rank, text=ln.text,
-                             why=f"{h.signature.strength} sign of {h.fault}, one of the candidates", score=h.weight)
-        if ev not in g.log_causes and ev not in g.probe_causes:
-            (g.log_causes if ln.where == "logs" else g.probe_causes).append(ev)
-
-
-def _cite_hits(a: Analyses, g: _Gathered, hits: list[Hit], min_weight: float = CITED_HIT_WEIGHT) -> list[Evidence]:
+def _cite_hits(a: Analyses, g: _Gathered, hits: list[Hit], min_weight: float = CITED_HIT_WEIGHT,
+               candidates: bool = False) -> list[Evidence]:
     """The lines that prove or point to a fault, as cause evidence, strongest first, one per signature: any line
     that the analyzers took for a cause, and others (context, a probe line, a hint) when they are the decided
-    fault's."""
+    fault's. `candidates`: the diagnosis is undecided and these are the signs behind the candidates it names (a weak
+    NCCL socket-transport line, dev:areal-639), each cited as a cause of its candidate."""
     out: list[Evidence] = []
     used: set[str] = set()
     for h in hits:
@@ -399,8 +385,9 @@ def _cite_hits(a: Analyses, g: _Gathered, hits: list[Hit], min_weight: float = C
             break
         used.add(h.signature.id)
         ev = a.evidence.cite("log" if ln.where == "logs" else "probe", role="cause", file=ln.file, line=ln.line,
-                             host=ln.host, rank=ln.rank, text=ln.text, why=f"{h.signature.strength} sign of {h.fault}",
-                             score=h.weight)
+                             host=ln.host, rank=ln.rank, text=ln.text, score=h.weight,
+                             why=f"{h.signature.strength} sign of {h.fault}" + (", one of the candidates" if candidates
+                                                                                 else ""))
         if ev not in out:
             out.append(ev)
         if ev not in g.log_causes and ev not in g.probe_causes:
@@ -609,8 +596,8 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     named = _named_nodes(g, fault_schema, set(bundle.job.hosts))
     decided = [h for h in decision.hits if h.line.role != "symptom" or decision.tier == "weak"] if decision.fault else []
     proof += [e for e in _cite_hits(a, g, decided, min_weight=0.0) if e not in proof]
-    if decision.fault is None:  # undecided: the lines behind each candidate the note names are cited as context
-        _cite_candidates(a, g, decision.hits)
+    if decision.fault is None:  # undecided: the lines behind each candidate the note names are cited
+        _cite_hits(a, g, decision.hits, min_weight=0.0, candidates=True)
     proving = {(h.line.file, h.line.line) for h in decision.hits}
     proof = sorted(proof, key=lambda e: (e.file, e.line) not in proving)  # the decided fault's lines first
     causes = _ordered_causes(g, [n.host for n in named], proof)
