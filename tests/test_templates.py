@@ -9,7 +9,10 @@ import pytest
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
     content_level,
+    data_wait,
+    finished_bar,
     is_cascade,
+    is_data_bound,
     line_kind,
     marker_of,
     mask,
@@ -180,6 +183,9 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     ("1|100|Loss: 2.345600128364563:  10%|█         | 100/1000 [01:00<09:00,  1.67it/s]", 100, 2.3456001, None),
     ("Epoch[0] Batch [100]\tSpeed: 1000.12 samples/sec\taccuracy=0.5", 100, None, None),  # MXNet's Speedometer
     ("Epoch [1/10] Step [100/1000] loss: 2.3456", 100, 2.3456, None),
+    # tqdm's bar with a description that names training (dev:levanter-584; Lightning's "Epoch 0:")
+    ("train:   0%|          | 2/100000 [00:46<644:59:38, 23.22s/it, loss=11.2]", 2, 11.2, None),
+    ("Epoch 3:  45%|####5     | 450/1000 [01:00<01:13,  7.50it/s, loss=0.512, v_num=0]", 450, 0.512, None),
 ])
 def test_progress_lines_of_other_frameworks(line: str, iteration: int, loss: float | None, step: float | None) -> None:
     p = read_progress(line)
@@ -405,3 +411,35 @@ def test_the_step_a_saved_checkpoint_is_named_for() -> None:
     assert saved_step("(WorkerDict pid=15039) [rank-6]: Saving extra_state to /ckpt/easy_r1/global_step_50/actor") == 50
     assert saved_step("FileExistsError: [Errno 17] File exists: '/ckpt/chw/30000.orbax-checkpoint-tmp-0'") == 30000
     assert saved_step("Saving current state to output_dir") is None
+
+
+def test_a_bar_at_its_total_is_a_finished_loop() -> None:
+    assert finished_bar("Train: 100%|##########| 742/742 [1:50:01<00:00,  8.90s/it]")  # dev:ms-swift-5109
+    assert finished_bar("100%|##########| 50/50 [00:10<00:00,  5.00it/s]")
+    assert not finished_bar("Train:  99%|######### | 741/742 [1:49:51<00:08,  8.90s/it]")
+    assert not finished_bar("iteration 742/742 | loss 2.3")  # (a step count, not a bar)
+
+
+def test_a_bar_of_anything_but_training_is_no_progress() -> None:
+    for line in ["Map: 100%|##########| 5000/5000 [00:01<00:00, 4000.00 examples/s]",
+                 "Loading checkpoint shards:  50%|#####     | 1/2 [00:03<00:03,  3.10s/it]",
+                 "Downloading data: 100%|##########| 10/10 [00:00<00:00]"]:
+        assert marker_of(line) != "iteration"
+
+
+@pytest.mark.parametrize(("line", "wait", "bound"), [  # each trainer's documented data time beside its step time
+    ("Epoch(train)  [1][ 100/1000]  lr: 1.0e-04  time: 0.5123  data_time: 0.0123  loss: 2.3", (0.0123, 0.5123), False),
+    ("Epoch [1][50/1000]\tlr: 1.0e-02, eta: 0:10:00, time: 0.512, data_time: 0.312, memory: 1234, loss: 2.3",
+     (0.312, 0.512), True),  # MMCV's TextLoggerHook
+    ("eta: 0:10:00  iter: 19  total_loss: 2.3  time: 0.4567  last_time: 0.4  data_time: 0.3123  last_data_time: 0.3",
+     (0.3123, 0.4567), True),  # Detectron2's CommonMetricPrinter
+    ("Epoch: [0][ 10/5005]\tTime  8.719 ( 0.456)\tData  8.501 ( 0.020)\tLoss 6.9", (8.501, 8.719), True),  # ImageNet
+    ("Train: 0 [ 100/1251 (  8%)]  Loss: 6.9 (6.9)  Time: 0.512s,  500.00/s  (0.520s,  492.31/s)  LR: 1.000e-03  "
+     "Data: 0.012 (0.015)", (0.012, 0.512), False),  # timm
+    ("ctdet/coco_dla |######    | train: [54][4784/14785]|Tot: 1:20:53 |loss 1.7448 |Data 3.556s(0.517s) |Net 1.014s",
+     (3.556, 1.014), True),  # CenterNet (dev:centernet-604)
+    ("Data loaded at time 3.2; step 100 loss: 2.3", None, False),
+])
+def test_the_time_a_step_waits_on_its_data(line: str, wait: tuple[float, float] | None, bound: bool) -> None:
+    assert data_wait(line) == wait
+    assert is_data_bound(line) is bound

@@ -187,7 +187,11 @@ Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end"
                  "ckpt_load", "straggler_report"]
 _ITERATION = re.compile(  # fairseq counts optimizer steps as "| num_updates 10198 |" (dev:fairseq-512)
     r"(?:\b(?:iteration|iter|step|global_step|steps|train_step|num_updates)\b\s*[:=]?\s*\[?(\d+)(?:\s*/\s*(\d+))?"
-    r"|^\s*(\d+)%\|[^|]*\|\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+)"  # "it=7604"
+    # tqdm's bar, "{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{postfix}]", with no
+    # description (HF Trainer's) or one that names training ("train:   0%|          | 2/100000 [00:46<644:59:38,
+    # 23.22s/it, loss=11.2]", dev:levanter-584; Lightning's "Epoch 0:"), not a data map's or a shard load's bar
+    r"|^(?:(?:train(?:ing)?|epoch|steps?|iter(?:ation)?s?|global[ _]step)\b[^|%:]{0,40}:)?\s*(\d+)%\|[^|]*\|"
+    r"\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+)"  # "it=7604"
     # pytorch/examples' ImageNet ProgressMeter, copied by many vision trainers: "Epoch: [1][  100/5005]" (the batch in
     # its epoch; dev:dali-2608)
     r"|\bEpoch: \[\d+\]\s*\[\s*(\d+)/(\d+)\]"
@@ -241,6 +245,13 @@ _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? ti
                         # MaxText's "completed step: 100, seconds: 0.512"; nanoGPT's "time 120.00ms"
                         r"\btime(?=:\s*[\d.]+\s+data_time:)|timing_s/step|completed step: \d+, seconds|"
                         r"(?-i:\btime)(?=\s+[\d.]+ms\b))\s*[:=]?\s*([\d.]+)(ms\b)?", re.IGNORECASE)
+# the time a step waited on its data beside the step's whole time, as trainers print both: MMEngine's and MMCV's
+# "time: 0.5123  data_time: 0.0123", Detectron2's "time: 0.4567  last_time: 0.4  data_time: 0.0123", the ImageNet
+# ProgressMeter's "Time  8.719 ( 0.361)  Data  8.501 ( 0.120)", timm's "Time: 0.512s, ... Data: 0.012 (0.015)" and
+# CenterNet's "|Data 3.556s(0.517s) |Net 1.014s" (its batch time, dev:centernet-604)
+_DATA_TIME = re.compile(r"(?<![\w/])data_time:\s*([\d.]+)|\bData:?\s+([\d.]+)")
+_BATCH_TIME = re.compile(r"(?<![\w/])time:\s*([\d.]+)|\bTime:?\s+([\d.]+)|\|Net\s+([\d.]+)s")
+DATA_BOUND_SHARE = 0.5  # a step that waits on its data this share of its time or more is held up by its input
 _NAN_COUNT = re.compile(r"number of nan iterations:\s*(\d+)", re.IGNORECASE)
 
 # --- masking: the parts of a message that vary between occurrences of one event ---------------------------
@@ -727,6 +738,27 @@ def read_progress_with(layout: ProgressLayout, raw: bytes) -> Progress:
     it, loss, grad, step, nan_count = values
     return Progress(int(it) if it is not None else None, loss, grad, step,
                     int(nan_count) if nan_count is not None else None)
+
+
+def finished_bar(message: str) -> bool:
+    """A tqdm bar at its total ("Train: 100%|##########| 742/742 [1:50:01<00:00, 8.90s/it]"): its loop is over."""
+    m = _ITERATION.search(message)
+    return m is not None and m.group(4) is not None and m.group(4) == m.group(5)
+
+
+def data_wait(message: str) -> tuple[float, float] | None:
+    """(seconds the step waited on data, seconds the whole step took) of a progress line that prints both."""
+    data, step = _DATA_TIME.search(message), _BATCH_TIME.search(message)
+    if data is None or step is None:
+        return None
+    values = (_number(next(g for g in data.groups() if g)), _number(next(g for g in step.groups() if g)))
+    return (values[0], values[1]) if values[0] is not None and values[1] else None
+
+
+def is_data_bound(message: str) -> bool:
+    """The progress line's step spent DATA_BOUND_SHARE of its time or more waiting on its data."""
+    wait = data_wait(message)
+    return wait is not None and wait[0] >= DATA_BOUND_SHARE * wait[1]
 
 
 def is_bad_number(value: float | None) -> bool:

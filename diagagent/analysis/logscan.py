@@ -102,6 +102,10 @@ WARNING = 2
 _RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): |^\s*\[(?:\d+,)?(\d+)\]<std|"
                           rb"^(?:\[[\d;]*m)?\([^()]*?[\[ ]rank=(\d+)[\],]")
 _NCCL_HOST = re.compile(rb"^\s*(?:\[\w+\]:)?([\w.-]+):\d+:\d+ \[\d+\] NCCL")
+# what a person who pasted a log wrote in it where output was cut or ended, never the job's own last words: "..."
+# (dev:levanter-584), "[NO FURTHER OUTPUT]" and "[... 8 similar sleep messages ...]" (dev:ms-swift-6962), "<snip>"
+_PASTE_MARK = re.compile(rb"^\s*(?:(?:\.{3,}|\xe2\x80\xa6)\s*|[\[(<](?:\.\.\.|\xe2\x80\xa6|snip|no further output|truncated|"
+                         rb"omitted)[^\])>]*[\])>])\s*$", re.IGNORECASE)
 Stage = str  # init | training | checkpoint | eval | shutdown
 
 
@@ -977,7 +981,7 @@ class _FileReader:
         rank's last line among the block's last TAIL_LINES, where a prefix names ranks."""
         summary, tail = self.summary, lines[-TAIL_LINES:]
         for back in range(len(tail) - 1, -1, -1):
-            if not tail[back].strip():
+            if not tail[back].strip() or _PASTE_MARK.match(tail[back]):
                 continue
             at = lineno - (len(tail) - 1 - back)
             if summary.last_line < at:
