@@ -247,6 +247,9 @@ def test_a_pasted_dump_without_its_process_header_is_read_and_its_frames_give_th
         d = diagnose(bundle, analyses=analyses)
     assert analyses.stacks is not None and analyses.stacks.ranks == 2 and not analyses.stacks.problems
     assert d.stage == "shutdown"
+    # nothing in any log: where every dumped rank waits is the cause cited, at its frame's line in a dump
+    stuck = [e for e in d.evidence if e.kind == "stack" and e.role == "cause"]
+    assert [(e.file, e.line) for e in stuck] == [("stacks/node-0/rank-0.txt", 2)]
 
 
 def test_sruns_kills_after_a_task_failed_are_its_teardown_not_a_kill_of_unknown_cause(tmp_path: Path) -> None:
@@ -283,3 +286,32 @@ def test_a_log_that_ends_at_a_traceback_header_cites_it_unless_another_line_warn
     warned = "| WARNING: overflow detected, setting loss scale to: 0.25\n"
     d = _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": warned + steps + "Traceback (most recent call last):\n"})
     assert 9 not in _cited(d) and 9 in _cited(d, "context")
+
+
+def test_a_slow_job_whose_steps_wait_on_their_data_is_input_bound_and_cites_the_line_that_shows_it(
+        tmp_path: Path) -> None:
+    # MMEngine's LoggerHook, as documented: "time" is the whole iteration, "data_time" the part spent waiting for the
+    # batch; the data time grows to most of the step (dev:centernet-604 in CenterNet's own words)
+    lines = [f"2024/01/05 10:{m:02d}:00 - mmengine - INFO - Epoch(train)  [1][{100 * m:4d}/5000]  lr: 1.0000e-02  "
+             f"eta: 1:00:00  time: {t:.4f}  data_time: {dt:.4f}  memory: 9000  loss: 1.{m:02d}"
+             for m, t, dt in [(1, 0.41, 0.01), (2, 0.40, 0.01), (3, 0.90, 0.52), (4, 1.31, 0.93)]]
+    slow = JOB.replace("status: failed", "status: slow")
+    with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(lines) + "\n"}, slow)) as b:
+        d = diagnose(b, Settings(state_dir=tmp_path / "state"))
+    assert (d.category, d.fault) == ("infrastructure", "input_pipeline_bound")
+    assert _cited(d)[:1] == [4]
+    assert not any(p.kind in ("evict", "restart") for p in d.proposals)
+    # the same lines in a job that failed are progress, not a cause
+    assert "input_pipeline_bound" != _diagnose(tmp_path / "failed", {"logs/node-0/stdout.log": "\n".join(lines)}).fault
+
+
+def test_a_pasters_marks_where_output_was_cut_are_never_the_jobs_last_words(tmp_path: Path) -> None:
+    # "[NO FURTHER OUTPUT]" under a hang's last line (dev:ms-swift-6962), "..." where a paste was cut (dev:levanter-584)
+    lines = ["INFO 12-08 19:50:16 [executor_base.py:211] It took 1.06 seconds to fall asleep.",
+             "[... 8 similar sleep messages ...]",
+             "[INFO:swift] Memory cleanup attempt 1: Freed 0.00 GB reserved, 0.00 GB allocated", "...",
+             "[NO FURTHER OUTPUT]", ""]
+    hung = JOB.replace("status: failed", "status: hung")
+    with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(lines)}, hung)) as b:
+        d = diagnose(b, Settings(state_dir=tmp_path / "state"))
+    assert [e.line for e in d.evidence if "last thing the job did" in e.why] == [3]

@@ -31,6 +31,8 @@ INSTEAD: dict[str, str] = {  # what is done instead of a cluster action (docs/co
                               "(a preemption, a time or memory limit)",
     "framework_bug": "upgrade or pin the framework to a release with the fix, or apply the maintainers' workaround",
     "checkpoint_load_failure": "the user points the run at a checkpoint that exists and fits the model",
+    "input_pipeline_bound": "raise the DataLoader's num_workers, free the host's CPUs, or move the data to faster "
+                            "storage; check the host's CPU load and GPU utilisation while it runs",
     "extension_build_lock": "remove the stale lock file from the extension's build directory (under "
                             "~/.cache/torch_extensions), then restart",
 }

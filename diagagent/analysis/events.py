@@ -20,7 +20,10 @@ from diagagent.analysis.guard import Budget
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
     Level,
+    data_wait,
+    finished_bar,
     is_cascade,
+    is_data_bound,
     line_kind,
     saved_step,
     split_header,
@@ -99,7 +102,7 @@ class NodeSuspect(BaseModel):
 
 class MetricAnomaly(BaseModel):
     kind: str  # nan_loss | inf_loss | nan_grad_norm | inf_grad_norm | loss_jump | grad_norm_jump | nan_iterations
-    # | straggler_rank | step_time_slowdown
+    # | straggler_rank | step_time_slowdown | data_loading_bound (value: the step's data time, previous: its whole time)
     iteration: int | None
     value: float | None
     previous: float | None  # the value before, or the recent median a jump is measured against
@@ -255,6 +258,10 @@ def _stage_at(scan: LogScan, occ: Occurrence | None, tl: _Timeline) -> StageName
         if at_time:
             return max(at_time)[2]  # type: ignore[return-value]
     if occ is not None and own is not None and own.transitions:
+        if occ.stage == "training" and occ.line > own.last_progress_line and finished_bar(own.last_iteration_text):
+            # after the training loop's bar reached its total, what the lines around say (a crash at exit freeing
+            # memory, after 'destroy_process_group() was not called', dev:ms-swift-5109)
+            return _stage_of_words_around(scan, occ) or occ.stage  # type: ignore[return-value]
         if occ.stage == "init" and tl.last_iteration is None and all(line > occ.line for line, _, _ in own.transitions):
             # init only as the file's stage before any marker: what was said around the failure decides first
             # (accelerate's 'Saving current state to ...' before a timeout, DeepSpeed's save marker after it,
@@ -769,8 +776,9 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     has_errors = any(c.role == "cause" and c.t.level >= LEVEL_RANK["error"] for c in cands)
     # a lasting slowdown is evidence in a slow job, or where no error is (as it is an iteration: _iterations)
     slow_counts = status == "slow" or not has_errors
-    anomalies = sorted((_anomaly(m) for f in scan.files for m in f.metrics
-                        if m.kind != "step_time_slowdown" or slow_counts), key=_decisive_first)
+    anomalies = sorted([*(_anomaly(m) for f in scan.files for m in f.metrics
+                          if m.kind != "step_time_slowdown" or slow_counts),
+                        *(_data_bound(scan.files) if status == "slow" else [])], key=_decisive_first)
     events = _ranked_events(cands, roots, anomalies, scan)
     top_cause = next((c for c in sorted(cands, key=lambda c: -c.score) if c.role == "cause"), None)
     cited = _cited_on(top_cause, roots) if top_cause else None
@@ -921,11 +929,28 @@ def _location(occ: Occurrence, host: str | None) -> LogLocation:
                        text=occ.text)
 
 
+def _data_bound(files: list[FileSummary]) -> list[MetricAnomaly]:
+    """A slow job's steps waiting on their data: the first slow step of a file, else its last progress line, where it
+    prints the step's data time beside its whole time and the data time is most of it (logparse.is_data_bound)."""
+    out = []
+    for f in files:
+        slow = [(m.line, m.iteration, m.text) for m in f.metrics if m.kind == "step_time_slowdown"]
+        for line, iteration, text in [*slow, (f.last_progress_line, f.last_iteration, f.last_iteration_text)]:
+            wait = data_wait(text) if is_data_bound(text) else None
+            if wait is not None:
+                out.append(MetricAnomaly(kind="data_loading_bound", iteration=iteration, value=wait[0],
+                                         previous=wait[1], location=LogLocation(file=f.file, line=line, host=f.host,
+                                                                                rank=f.rank, text=text)))
+                break
+    return out[:2]
+
+
 def _decisive_first(a: MetricAnomaly) -> tuple[int, float]:
     """What a metric anomaly proves, most first: a non-finite loss or grad norm (the divergence itself), a count of
-    NaN iterations, a straggler report, then a jump (a spike that precedes a divergence, or passes)."""
+    NaN iterations, a straggler report or steps waiting on their data (why steps are slow), then a jump (a spike that
+    precedes a divergence, or passes) or the first slow step."""
     kind = 0 if a.kind.startswith(("nan_", "inf_")) else 1 if a.kind == "nan_iterations" \
-        else 2 if a.kind == "straggler_rank" else 3
+        else 2 if a.kind in ("straggler_rank", "data_loading_bound") else 3
     return kind, a.iteration if a.iteration is not None else math.inf
 
 

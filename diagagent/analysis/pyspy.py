@@ -37,6 +37,7 @@ class ThreadStack:
     status: str  # idle | active | active+gil | gil
     name: str | None
     frames: list[Frame]
+    frame_lines: list[int] = field(default_factory=list)  # each frame's 1-based line in the dump text (none in JSON)
 
     @property
     def idle(self) -> bool:
@@ -131,6 +132,7 @@ def parse_text(text: str, cache: dict[str, Frame] | None = None) -> PySpyParse:
                     _skip(out, n, "not a py-spy frame line")
                     continue
             thread.frames.append(frame)
+            thread.frame_lines.append(n)
             continue
         if not line or line.isspace():
             continue

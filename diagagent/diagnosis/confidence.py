@@ -40,6 +40,8 @@ def explain(a: Analyses, decision: Decision, named: list[NodeScore], schema: Fai
     means = TIER_MEANS.get(tier, tier)
     if tier == "none" and a.logs is not None and a.logs.causes():
         means = "error lines that no known signature or past failure matches"  # cited, but not recognized
+    elif tier == "unsure" and not decision.hits:
+        means = "no line matches a known signature; a past failure's schema matches too weakly to name its fault"
     basis = (f"{confidence:.0%}: {means}"
              + (f"; such evidence was right {decision.confidence:.0%} of the time on the dev cases"
                 if tier not in ("none", "unsure") else ""))

@@ -146,10 +146,21 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         g.symptoms.append(ev)
         if not causes:
             g.query.append(loc.text)
-    for anomaly in logs.metric_anomalies[:1]:
+    anomalies = logs.metric_anomalies[:1]
+    if anomalies and anomalies[0].kind == "data_loading_bound":  # why the steps are slow, and where they began to be
+        anomalies += [m for m in logs.metric_anomalies if m.kind == "step_time_slowdown"
+                      and m.location.line != anomalies[0].location.line][:1]
+    for anomaly in anomalies:
         loc = anomaly.location
-        if anomaly.kind == "step_time_slowdown" and _other_parts_show_it(a):  # the flows or probes show why the
-            # steps slowed: the first slow step is context, and the cause's line only when nothing else points
+        if anomaly.kind == "data_loading_bound":
+            ev = _cite_log(a, loc, "cause", f"the step waited {anomaly.value:g} s of its {anomaly.previous:g} s on its "
+                                            f"data")
+            g.log_causes.append(ev)
+            g.query.append(f"steps wait on data loading: {loc.text}")
+            continue
+        if anomaly.kind == "step_time_slowdown" and (_other_parts_show_it(a) or anomaly is not anomalies[0]):
+            # the flows, probes or data wait show why the steps slowed: the first slow step is context, and the
+            # cause's line only when nothing else points
             g.context.append(_cite_log(a, loc, "context", f"the first slow step, iteration {anomaly.iteration}"))
             continue
         ev = _cite_log(a, loc, "cause", f"{anomaly.kind} at iteration {anomaly.iteration}")
@@ -217,13 +228,23 @@ def _from_stacks(a: Analyses, g: _Gathered) -> None:
     stacks = a.stacks
     if stacks is None or not stacks.present:
         return
-    for cluster in [c for c in stacks.clusters if c.role == "outlier"][:2]:
+    outliers = [c for c in stacks.clusters if c.role == "outlier"][:2]
+    # a hang whose dumped ranks all wait in one place, and no line of the logs says why: where they wait is the
+    # evidence there is (a shutdown's destroy_process_group, dev:torchtitan-1342; a build lock's FileBaton.wait)
+    stuck = [] if outliers or g.log_causes or a.bundle.job.status != "hung" else \
+        [c for c in stacks.clusters if c.role == "healthy"][:1]
+    for cluster in outliers + stuck:
         text = (f"ranks {cluster.ranks_text} on {', '.join(cluster.hosts[:4])} are in {cluster.top}"
                 + (f" ({cluster.collective})" if cluster.collective else ""))
-        ev = a.evidence.cite("stack", role="cause", file=cluster.files[0] if cluster.files else None,
+        # where all wait is cited at its frame's line in a dump; an outlier by its file as before (the simulator's and
+        # evals/cases' truths mark no stack line, and a line would count against the citations' precision there)
+        file, line = (cluster.top_at if cluster.role == "healthy" else None) or (
+            cluster.files[0] if cluster.files else None, None)
+        ev = a.evidence.cite("stack", role="cause", file=file, line=line,
                              host=cluster.hosts[0] if cluster.hosts else None,
                              rank=cluster.ranks[0] if cluster.ranks else None, text=text,
-                             why="stack differs from the dominant (healthy) cluster")
+                             why="stack differs from the dominant (healthy) cluster" if cluster.role == "outlier"
+                             else "where every dumped rank of the hung job waits")
         g.other_causes.append(ev)
         g.query.append(text)
     if stacks.fr_summary is not None and stacks.fr_summary.text:
@@ -356,6 +377,8 @@ def _findings(a: Analyses) -> list[str]:
             framework = a.signatures.framework_of(loc.text) if a.signatures is not None else None
             out.append(f"traceback cut before its exception{f' in framework {framework}' if framework else ''} at: "
                        f"{loc.text.strip()}")
+        out += [f"data loading holds up the steps ({status} job): {m.value:g} s of a {m.previous:g} s step waited on data"
+                for m in a.logs.metric_anomalies if m.kind == "data_loading_bound"][:1]
     flows = a.flows
     if flows is not None and flows.has_flows and flows.flagged:
         out += [f"flow straggler: {s.host}" for s in flows.stragglers if s.flagged][:1]
