@@ -188,6 +188,12 @@ def test_a_raising_frame_is_cited_with_the_source_line_python_prints_under_it(tm
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
     frame = next(e for e in d.evidence if e.line == 4)
     assert frame.end_line == 5
+    # the same error on a second of four ranks: the exception, then its raising frame, then the other rank's
+    files = {f"logs/node-0/rank-{r}.log": "\n".join(lines if r < 2 else ["step 1 loss 2.0"]) + "\n" for r in range(4)}
+    job = JOB.replace("{host: node-0}", "{host: node-0, gpus: 4}")
+    with Bundle.open(fx.write(tmp_path / "ranks", files, job)) as bundle:
+        d = diagnose(bundle, Settings(state_dir=tmp_path / "state"))
+    assert [(e.file[-10:], e.line) for e in d.evidence][:3] == [("rank-0.log", 6), ("rank-0.log", 4), ("rank-1.log", 6)]
 
 
 def test_mpiruns_report_of_the_first_rank_to_die_names_rank_node_and_signal(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ class _Gathered:
     probe_causes: list[Evidence] = field(default_factory=list)
     other_causes: list[Evidence] = field(default_factory=list)  # stacks, flows: no line to cite
     symptoms: list[Evidence] = field(default_factory=list)
-    frames: list[Evidence] = field(default_factory=list)  # the frames that raised the cited exceptions
+    frames: dict[str, list[Evidence]] = field(default_factory=dict)  # a cited exception's id: the frames that raised it
     context: list[Evidence] = field(default_factory=list)
     query: list[str] = field(default_factory=list)  # what the schema cache is searched with
 
@@ -130,10 +130,12 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         g.query.append(loc.text)
         frame = event.raised_at
         if frame is not None:  # where the exception was raised: shown with it, scored as context
-            g.frames.append(_cite_log(a, frame, "context", f"the frame that raised '{loc.text[:60]}'"))
+            g.frames.setdefault(ev.id, []).append(
+                _cite_log(a, frame, "context", f"the frame that raised '{loc.text[:60]}'"))
         inner = event.raised_in  # and, when the job's own code called into a package, the package's frame that raised
         if inner is not None and (frame is None or inner.line != frame.line):
-            g.frames.append(_cite_log(a, inner, "context", f"the innermost frame of '{loc.text[:60]}'"))
+            g.frames.setdefault(ev.id, []).append(
+                _cite_log(a, inner, "context", f"the innermost frame of '{loc.text[:60]}'"))
         for other in event.also[:MAX_SAME_ERROR]:  # the same error on a few other ranks of the root node(s)
             g.log_causes.append(_cite_log(a, other, "cause", f"{event.why}; also here", event.score * 0.9))
     summary = next((e for e in logs.events if e.role != "cause" and _LAUNCHER_SUMMARY.search(e.first.text)), None)
@@ -624,7 +626,10 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     proving = {(h.line.file, h.line.line) for h in decision.hits}
     proof = sorted(proof, key=lambda e: (e.file, e.line) not in proving)  # the decided fault's lines first
     causes = _ordered_causes(g, [n.host for n in named], proof)
-    stage, assumed = _stage(stage, causes + g.frames, fault_schema,
+    # each cause, then the frames that raised it (the order: cause, its raising frame, the same error on
+    # another rank, context)
+    with_frames = [x for e in causes for x in (e, *g.frames.get(e.id, []))]
+    stage, assumed = _stage(stage, with_frames, fault_schema,
                             progressed=logs is None or logs.last_progress is not None or bundle.job.status != "failed")
     iteration = logs.first_abnormal_iteration if logs is not None else None
     if iteration is None and logs is not None:
@@ -636,7 +641,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         category=decision.category, fault=decision.fault,
         root_cause=_root_cause(_what(decision, schemata, causes), named, causes, None if assumed else stage, iteration),
         confidence=confidence, faulty_nodes=named, stage=stage, iteration=iteration,
-        evidence=list({e.id: e for e in causes + g.frames + g.symptoms + g.context}.values()),  # each line once
+        evidence=list({e.id: e for e in with_frames + g.symptoms + g.context}.values()),  # each line once
         schemata=[SchemaMatch(schema_id=h.id, title=h.failure_schema.title, fault=h.fault,
                               category=h.failure_schema.category, score=h.score, similarity=h.similarity,
                               template_overlap=h.template_overlap) for h in hits],
