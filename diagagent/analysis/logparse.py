@@ -47,8 +47,11 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     (_RAY_PREFIX, None),
     # k8s CRI container log: 2024-01-01T10:00:00.123456789Z stdout F
     (re.compile(_ISO_TS + r" std(?:out|err) [FP] "), None),
-    # srun --label "12: ", pdsh "node-017: " (only when a header or bracket follows)
-    (re.compile(r"\s*\d{1,6}: (?=\s*\S)|[a-z][\w.]*[-\d][\w.-]*: (?=\[|\d{4}-\d\d-\d\d)"), None),
+    # srun --label "12: ", pdsh "node-017: " (only when a header or bracket follows: a date, an NCCL header
+    # "node1: node1:15874:17284 [4] NCCL INFO" (dev:gpt-neox-1147), a glog one; an address as the host, as gcloud's
+    # ssh to every TPU worker prints it: "34.16.214.62: I0515 20:03:26.569316 ..." (dev:levanter-584))
+    (re.compile(r"\s*\d{1,6}: (?=\s*\S)|(?:[a-z][\w.]*[-\d][\w.-]*|\d{1,3}(?:\.\d{1,3}){3}): "
+                r"(?=\[|\d{4}-\d\d-\d\d|[\w.-]+:\d+:\d+ \[\d+\] NCCL |[IWEF]\d{4} \d\d:)"), None),
     # vLLM's logging format "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d]" with "%m-%d %H:%M:%S" dates:
     # "ERROR 03-26 20:21:53 [core.py:1299] " (dev:skyrl-1398, dev:easyr1-207, dev:ms-swift-6962), before 0.6 without
     # the "[": "ERROR 06-13 13:24:49 worker_base.py:148] " (dev:vllm-5477, dev:lmm-r1-30); SkyPilot's, with a one-letter

@@ -127,7 +127,9 @@ class LineShaper:
         if not masked:
             return BLANK
         mid = self._ids.get(masked)
-        word_level = content_level(message)
+        # NCCL reports its errors as WARN; its INFO lines, retries and fallbacks among them ('NCCL INFO Could not enable
+        # P2P between dev 4 and dev 3', dev:gpt-neox-1147), are information whatever their words
+        word_level = None if header_level == "info" and message.startswith("NCCL INFO") else content_level(message)
         kind = line_kind(message)
         level = _level(header_level, word_level, kind == "exception")
         if mid is None:
