@@ -96,13 +96,15 @@ HEADERS = [
     ("INFO:2024-06-25 00:34:55,142:jax._src.xla_bridge:889: Unable to initialize backend 'tpu': ABORTED: The TPU",
      "Unable to initialize backend 'tpu': ABORTED: The TPU", "error"),
     # pdsh's "host: " before an NCCL header (dev:gpt-neox-1147), gcloud's TPU-worker address before glog's
-    # (dev:levanter-584); a host-like word before anything else stays (it may be the message)
+    # (dev:levanter-584); a host with no digit only before a header, never a step count
     ("node1: node1:15874:17284 [4] NCCL INFO Could not enable P2P between dev 4(=61000) and dev 3(=42000)",
      "NCCL INFO Could not enable P2P between dev 4(=61000) and dev 3(=42000)", "info"),
     ("34.16.214.62: I0515 20:03:26.569316  343449 flash_attention.cc:1908] successfully finished dry run",
      "successfully finished dry run", "info"),
     ("node2: Net : Call to recv from NODE2_IP<56843> failed : Connection refused",
-     "node2: Net : Call to recv from NODE2_IP<56843> failed : Connection refused", None),
+     "Net : Call to recv from NODE2_IP<56843> failed : Connection refused", None),
+    ("gpu-node: [2024-01-01 10:00:00] [INFO] ready", "ready", "info"),
+    ("iter100: loss 2.0", "iter100: loss 2.0", None),
 ]
 
 
@@ -224,6 +226,8 @@ def test_an_error_logged_at_info_counts_as_a_warning() -> None:
     chatter = shaper.message_id(b"(remote_rm_fn_ray pid=92259) INFO 03-11 19:53:37 remote_rm_utils.py:30] reward 0.5")
     assert shaper.levels[refused] == LEVEL_RANK["warning"]
     assert shaper.levels[chatter] == LEVEL_RANK["info"]
+    # a bare label says nothing of its own: its message is the next line (dev:gpt-neox-1147)
+    assert content_level("Last error:") is None and content_level("Last error: Cuda failure 1") == "error"
     # NCCL reports its errors as WARN: its INFO lines stay information whatever their words (dev:gpt-neox-1147)
     p2p = shaper.message_id(b"node1:15874:17284 [4] NCCL INFO Could not enable P2P between dev 4(=61000) and dev 3")
     assert shaper.levels[p2p] == LEVEL_RANK["info"]

@@ -47,11 +47,12 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     (_RAY_PREFIX, None),
     # k8s CRI container log: 2024-01-01T10:00:00.123456789Z stdout F
     (re.compile(_ISO_TS + r" std(?:out|err) [FP] "), None),
-    # srun --label "12: ", pdsh "node-017: " (only when a header or bracket follows: a date, an NCCL header
-    # "node1: node1:15874:17284 [4] NCCL INFO" (dev:gpt-neox-1147), a glog one; an address as the host, as gcloud's
-    # ssh to every TPU worker prints it: "34.16.214.62: I0515 20:03:26.569316 ..." (dev:levanter-584))
-    (re.compile(r"\s*\d{1,6}: (?=\s*\S)|(?:[a-z][\w.]*[-\d][\w.-]*|\d{1,3}(?:\.\d{1,3}){3}): "
-                r"(?=\[|\d{4}-\d\d-\d\d|[\w.-]+:\d+:\d+ \[\d+\] NCCL |[IWEF]\d{4} \d\d:)"), None),
+    # srun --label "12: "; pdsh's "node2: " before any line (dev:gpt-neox-1147), a host with no digit only when a header
+    # or bracket follows (a date, an NCCL header, a glog one), never a step count ("iter100: loss"); an address as
+    # the host, as gcloud's ssh to every TPU worker prints it: "34.16.214.62: I0515 20:03:26.569316 ..." (dev:levanter-584)
+    (re.compile(r"\s*\d{1,6}: (?=\s*\S)|(?:(?!(?:step|iter|it|epoch|batch)\d)[a-z][\w.-]*\d[\w.-]*|"
+                r"\d{1,3}(?:\.\d{1,3}){3}): (?=\S)|"
+                r"[a-z][\w.]*-[\w.-]*: (?=\[|\d{4}-\d\d-\d\d|[\w.-]+:\d+:\d+ \[\d+\] NCCL |[IWEF]\d{4} \d\d:)"), None),
     # vLLM's logging format "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d]" with "%m-%d %H:%M:%S" dates:
     # "ERROR 03-26 20:21:53 [core.py:1299] " (dev:skyrl-1398, dev:easyr1-207, dev:ms-swift-6962), before 0.6 without
     # the "[": "ERROR 06-13 13:24:49 worker_base.py:148] " (dev:vllm-5477, dev:lmm-r1-30); SkyPilot's, with a one-letter
@@ -339,8 +340,15 @@ def split_header(text: str) -> ParsedLine:
     return ParsedLine(rest, level, structured or level is not None, indented and not structured)
 
 
+# a label whose message is on the next line, as PyTorch prints NCCL's last error ("Last error:" then "Net : Call to recv
+# from ... failed : Connection refused", dev:gpt-neox-1147): the words are the next line's, not its own
+_BARE_LABEL = re.compile(r"(?:last |remote |original )?(?:error|exception|reason|cause)s?:\s*$", re.IGNORECASE)
+
+
 def content_level(message: str) -> Level | None:
     """The level a message's own words imply (for lines without a header level, and to catch INFO-level errors)."""
+    if _BARE_LABEL.match(message):
+        return None
     if _EXCEPTION_LINE.match(message) or _FATAL_WORDS.search(message):
         return "fatal" if _FATAL_WORDS.search(message) else "error"
     if _STATUS_CODE.search(message):
