@@ -385,10 +385,12 @@ def test_nccl_reports_its_own_errors_as_warn() -> None:
                         "with status=12 opcode=0 len=0 vendor err 129 (Send) hca mlx5_7").level == "warning"
 
 
-def test_a_failed_verbs_call_is_the_ranks_own_error_not_the_cascade() -> None:
+def test_a_failed_verbs_call_or_socket_creation_is_the_ranks_own_error_not_the_cascade() -> None:
     line = "vm-133:52744:52787 [0] ibvwrap.c:160 NCCL WARN Call to ibv_modify_qp failed with error Connection timed out"
     assert not is_cascade(line) and content_level(line) == "error"
     assert is_cascade("NCCL WARN Net : Call to recv from 10.0.0.7<41468> failed : Connection timed out")
+    # nor is a socket it could not create (dev:nccl-tests-14)
+    assert not is_cascade("include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol")
 
 
 def test_words_that_name_the_stage() -> None:

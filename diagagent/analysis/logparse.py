@@ -172,15 +172,17 @@ _CASCADE = re.compile(
 
 
 # a local InfiniBand verbs call that failed is this rank's own error, whatever errno it names: NCCL's ibvwrap.c
-# 'NCCL WARN Call to ibv_modify_qp failed with error Connection timed out', then the '-> 2' trail (dev:nccl-749)
-_VERBS_CALL = re.compile(r"\bCall to ibv_\w+ failed")
+# 'NCCL WARN Call to ibv_modify_qp failed with error Connection timed out', then the '-> 2' trail (dev:nccl-749); so
+# is a socket the rank could not even create (NCCL's socket code: 'WARN Socket creation failed : Address family not
+# supported by protocol', a container with no usable interface, dev:nccl-tests-14)
+_OWN_CALL = re.compile(r"\bCall to ibv_\w+ failed|\bSocket creation failed\b")
 _INNER_ERROR = re.compile(r"(?:exception|error)\s*:\s*", re.IGNORECASE)
 
 
 def is_cascade(message: str) -> bool:
     """Words of the cascade a failure sets off on healthy ranks (a peer's timeout, its lost connection, the kill).
     A line that wraps an error ("watchdog thread terminated with exception: NCCL error: X") is judged by X."""
-    if _VERBS_CALL.search(message):
+    if _OWN_CALL.search(message):
         return False
     inner = _INNER_ERROR.split(message)[-1]
     return _CASCADE.search(inner or message) is not None
