@@ -47,9 +47,10 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     (_RAY_PREFIX, None),
     # k8s CRI container log: 2024-01-01T10:00:00.123456789Z stdout F
     (re.compile(_ISO_TS + r" std(?:out|err) [FP] "), None),
-    # srun --label "12: "; pdsh's "node2: " before any line (dev:gpt-neox-1147), a host with no digit only when a header
-    # or bracket follows (a date, an NCCL header, a glog one), never a step count ("iter100: loss"); an address as
-    # the host, as gcloud's ssh to every TPU worker prints it: "34.16.214.62: I0515 20:03:26.569316 ..." (dev:levanter-584)
+    # srun --label "12: "; pdsh's "node2: " before any line (dev:gpt-neox-1147), but never a step count ("iter100:
+    # loss"); a host with a dash and no digit ("gpu-node: ") only before a header (a date, a bracket, an NCCL or glog
+    # header); an address as the host, as gcloud's ssh to every TPU worker prints it: "34.16.214.62: I0515 ..."
+    # (dev:levanter-584)
     (re.compile(r"\s*\d{1,6}: (?=\s*\S)|(?:(?!(?:step|iter|it|epoch|batch)\d)[a-z][\w.-]*\d[\w.-]*|"
                 r"\d{1,3}(?:\.\d{1,3}){3}): (?=\S)|"
                 r"[a-z][\w.]*-[\w.-]*: (?=\[|\d{4}-\d\d-\d\d|[\w.-]+:\d+:\d+ \[\d+\] NCCL |[IWEF]\d{4} \d\d:)"), None),
