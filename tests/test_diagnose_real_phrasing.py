@@ -321,3 +321,24 @@ def test_a_pasters_marks_where_output_was_cut_are_never_the_jobs_last_words(tmp_
     with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(lines)}, hung)) as b:
         d = diagnose(b, Settings(state_dir=tmp_path / "state"))
     assert [e.line for e in d.evidence if "last thing the job did" in e.why] == [3]
+
+
+def test_a_fault_decided_by_where_the_ranks_wait_cites_that_frame_in_a_dump(tmp_path: Path) -> None:
+    # a stale JIT build lock (dev:deepspeedexamples-302): every rank polls the lock in FileBaton.wait, and the log,
+    # cut in a traceback, says nothing of it; the stacks' finding decides, and is cited at its frame's line
+    dump = ('Thread 0x7F81445A8440 (active): "MainThread"\n'
+            "    wait (torch/utils/file_baton.py:42)\n"
+            "    _jit_compile (torch/utils/cpp_extension.py:1535)\n"
+            "    <module> (train.py:12)\n")
+    job = JOB.replace("status: failed", "status: hung").replace("{host: node-0}", "{host: node-0, gpus: 2}")
+    files = {"stacks/node-0/rank-0.txt": dump, "stacks/node-0/rank-1.txt": dump,
+             "logs/node-0/stdout.log": "Using /root/.cache/torch_extensions/py311_cu117 as PyTorch extensions root...\n"
+                                       "Traceback (most recent call last):\n"
+                                       '  File "/work/train.py", line 12, in <module>\n'
+                                       "    model = build()\n"}
+    with Bundle.open(fx.write(tmp_path / "b", files, job)) as bundle:
+        d = diagnose(bundle, Settings(state_dir=tmp_path / "state"))
+    assert d.fault == "extension_build_lock"
+    stack = [e for e in d.evidence if e.kind == "stack" and e.role == "cause"]
+    assert [(e.file, e.line) for e in stack] == [("stacks/node-0/rank-0.txt", 2)]
+    assert "sign of extension_build_lock" in stack[0].why

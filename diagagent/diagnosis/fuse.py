@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from diagagent.analysis.logparse import line_kind, split_header, stage_of_frames, stage_of_words
 from diagagent.config import Settings
-from diagagent.contract import Diagnosis, Evidence, EvidenceRole, NodeScore, SchemaMatch
+from diagagent.contract import Diagnosis, Evidence, EvidenceKind, EvidenceRole, NodeScore, SchemaMatch
 from diagagent.diagnosis.analyses import INCOMPLETE_CONFIDENCE, Analyses, ProgressSink
 from diagagent.diagnosis.confidence import explain
 from diagagent.diagnosis.differential import Decision, Hit, Line, decide, match_lines
@@ -23,6 +23,7 @@ from diagagent.telemetry import Bundle
 
 if TYPE_CHECKING:
     from diagagent.analysis.events import LogLocation
+    from diagagent.analysis.stacks import StackCluster
     from diagagent.schemata import FailureSchema, SchemaHit
 
 # How much one analyzer's vote counts toward a node being faulty (a faulty probe verdict is near-proof).
@@ -346,7 +347,16 @@ def _differential_lines(a: Analyses) -> list[Line]:
                     lines.append(Line(file=signal.file, line=signal.line, host=node.host, text=signal.text,
                                       role="cause" if node.verdict == "faulty" else "context", where="probes",
                                       device_state=True))
-    lines += [Line(file=None, line=None, host=None, text=t, role="cause", where="findings") for t in _findings(a)]
+    # where most ranks wait has a place to cite, its frame in a dump (a build lock's FileBaton.wait,
+    # dev:deepspeedexamples-302); an outlier's finding stays without one (as _from_stacks cites outliers)
+    dominant = {_stack_finding(a.bundle.job.status, c): c for c in a.stacks.clusters
+                if c.role == "healthy" and c.top_at} if a.stacks is not None and a.stacks.present else {}
+    for text in _findings(a):
+        c = dominant.get(text)
+        at = c.top_at if c is not None else None
+        lines.append(Line(file=at[0] if at else None, line=at[1] if at else None,
+                          host=c.hosts[0] if c and c.hosts else None, rank=c.ranks[0] if c and c.ranks else None,
+                          text=text, role="cause", where="findings"))
     return lines
 
 
@@ -356,16 +366,19 @@ def _differential_lines(a: Analyses) -> list[Line]:
 _RAY_WRAPPED = re.compile(r"\b(?:ray\.exceptions\.)?Ray(?:Task|Actor)Error\((\w+)\)")
 
 
+def _stack_finding(status: str | None, cluster: StackCluster) -> str:
+    outlier = " outlier" if cluster.role == "outlier" else ""
+    return f"stack{outlier} ({status} job): ranks {cluster.ranks_text} in {cluster.top}"
+
+
 def _findings(a: Analyses) -> list[str]:
     """What the stacks, flows and tracebacks found, in the words knowledge/signatures.yaml matches (where: findings)."""
     status = a.bundle.job.status
     out = []
     stacks = a.stacks
     if stacks is not None and stacks.present:
-        out += [f"stack outlier ({status} job): ranks {c.ranks_text} in {c.top}"
-                for c in stacks.clusters if c.role == "outlier"][:2]
-        out += [f"stack ({status} job): ranks {c.ranks_text} in {c.top}"
-                for c in stacks.clusters if c.role == "healthy"][:1]  # where most ranks are
+        out += [_stack_finding(status, c) for c in stacks.clusters if c.role == "outlier"][:2]
+        out += [_stack_finding(status, c) for c in stacks.clusters if c.role == "healthy"][:1]  # where most ranks are
     if a.logs is not None:  # where each cause exception was raised: a framework's own code, the job's, a library's
         for e in [e for e in a.logs.events if e.role == "cause" and e.raised_in is not None][:2]:
             frame = e.raised_in.text.strip()  # type: ignore[union-attr]
@@ -404,19 +417,20 @@ def _cite_hits(a: Analyses, g: _Gathered, hits: list[Hit], min_weight: float = C
     used: set[str] = set()
     for h in hits:
         ln = h.line
-        if ln.where == "findings" or ln.file is None or h.weight < min_weight or h.signature.id in used:
+        if ln.file is None or h.weight < min_weight or h.signature.id in used:
             continue
         if len(out) >= MAX_PROOF_LINES:
             break
         used.add(h.signature.id)
-        ev = a.evidence.cite("log" if ln.where == "logs" else "probe", role="cause", file=ln.file, line=ln.line,
+        kind: EvidenceKind = "log" if ln.where == "logs" else "probe" if ln.where == "probes" else "stack"
+        ev = a.evidence.cite(kind, role="cause", file=ln.file, line=ln.line,
                              host=ln.host, rank=ln.rank, text=ln.text, score=h.weight,
                              why=f"{h.signature.strength} sign of {h.fault}" + (", one of the candidates" if candidates
                                                                                  else ""))
         if ev not in out:
             out.append(ev)
-        if ev not in g.log_causes and ev not in g.probe_causes:
-            (g.log_causes if ln.where == "logs" else g.probe_causes).append(ev)
+        if ev not in g.log_causes and ev not in g.probe_causes and ev not in g.other_causes:
+            {"logs": g.log_causes, "probes": g.probe_causes, "findings": g.other_causes}[ln.where].append(ev)
             g.query.append(ln.text)
     return out
 
