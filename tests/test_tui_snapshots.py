@@ -53,9 +53,10 @@ def test_chat_screen(make_app: Callable[[], DiagApp], snap_compare: Snap) -> Non
         await after()(pilot)  # type: ignore[misc]
         call = pilot.app.query(ToolCallView).first()
         call.collapsed = False
-        await pilot.pause()
+        await settle(pilot)
         call.scroll_visible(top=True, animate=False)
-        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()  # (one pause was not always enough on a busy machine: the
+        await settle(pilot)  # scrollbar was drawn before the scroll)
 
     assert snap_compare(make_app(), run_before=expand_a_tool_call)
 
