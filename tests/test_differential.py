@@ -163,8 +163,8 @@ def test_equal_signs_keep_the_analyzers_order_across_files_and_the_line_order_wi
     ("RuntimeError: No CUDA GPUs are available", "gpu_unavailable"),
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "cuda_driver_mismatch"),
     ("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!", "cuda_driver_mismatch"),
-    ("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest legal "
-     "address.", "cuda_illegal_memory_access"),
+    (("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest legal "
+      "address."), "cuda_illegal_memory_access"),
     ("hgx-b09:88202:88415 [2] NCCL WARN NET/IB : mlx5_2:1 Got async event : port error", "ib_link_flap"),
     ("_pickle.UnpicklingError: invalid load key, 'v'.", "checkpoint_load_failure"),
     ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one.",
@@ -177,8 +177,8 @@ def test_equal_signs_keep_the_analyzers_order_across_files_and_the_line_order_wi
     ("[ 1234.567890] nfs: server nfs01 not responding, still trying", "storage_checkpoint_write_failure"),
     ("[ 1234.567890] mce: [Hardware Error]: CPU 3: Machine Check: 0 Bank 7: cc00008000010090", "node_crash"),
     ("[ 1234.567890] EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0", "node_crash"),
-    ("[ 1234.567890] NVRM: API mismatch: the client has the version 535.54, but this kernel module has the version "
-     "525.60.", "cuda_driver_mismatch"),
+    (("[ 1234.567890] NVRM: API mismatch: the client has the version 535.54, but this kernel module has the version "
+      "525.60."), "cuda_driver_mismatch"),
     ("[ 1234.567890] mlx5_core 0000:3b:00.0: poll_health:800:(pid 0): Fatal error 1 detected", "nic_down"),
 ])
 def test_documented_error_lines_name_their_fault(text: str, fault: str) -> None:

@@ -9,10 +9,10 @@ import pytest
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
     content_level,
+    data_bound,
     data_wait,
     finished_bar,
     is_cascade,
-    is_data_bound,
     line_kind,
     marker_of,
     mask,
@@ -451,12 +451,12 @@ def test_a_bar_of_anything_but_training_is_no_progress() -> None:
     ("eta: 0:10:00  iter: 19  total_loss: 2.3  time: 0.4567  last_time: 0.4  data_time: 0.3123  last_data_time: 0.3",
      (0.3123, 0.4567), True),  # Detectron2's CommonMetricPrinter
     ("Epoch: [0][ 10/5005]\tTime  8.719 ( 0.456)\tData  8.501 ( 0.020)\tLoss 6.9", (8.501, 8.719), True),  # ImageNet
-    ("Train: 0 [ 100/1251 (  8%)]  Loss: 6.9 (6.9)  Time: 0.512s,  500.00/s  (0.520s,  492.31/s)  LR: 1.000e-03  "
-     "Data: 0.012 (0.015)", (0.012, 0.512), False),  # timm
+    (("Train: 0 [ 100/1251 (  8%)]  Loss: 6.9 (6.9)  Time: 0.512s,  500.00/s  (0.520s,  492.31/s)  LR: 1.000e-03  "
+      "Data: 0.012 (0.015)"), (0.012, 0.512), False),  # timm
     ("ctdet/coco_dla |######    | train: [54][4784/14785]|Tot: 1:20:53 |loss 1.7448 |Data 3.556s(0.517s) |Net 1.014s",
      (3.556, 1.014), True),  # CenterNet (dev:centernet-604)
     ("Data loaded at time 3.2; step 100 loss: 2.3", None, False),
 ])
 def test_the_time_a_step_waits_on_its_data(line: str, wait: tuple[float, float] | None, bound: bool) -> None:
     assert data_wait(line) == wait
-    assert is_data_bound(line) is bound
+    assert data_bound(line) == (wait if bound else None)

@@ -20,10 +20,9 @@ from diagagent.analysis.guard import Budget
 from diagagent.analysis.logparse import (
     LEVEL_RANK,
     Level,
-    data_wait,
+    data_bound,
     finished_bar,
     is_cascade,
-    is_data_bound,
     line_kind,
     saved_step,
     split_header,
@@ -931,12 +930,12 @@ def _location(occ: Occurrence, host: str | None) -> LogLocation:
 
 def _data_bound(files: list[FileSummary]) -> list[MetricAnomaly]:
     """A slow job's steps waiting on their data: the first slow step of a file, else its last progress line, where it
-    prints the step's data time beside its whole time and the data time is most of it (logparse.is_data_bound)."""
+    prints the step's data time beside its whole time and the data time is most of it (logparse.data_bound)."""
     out = []
     for f in files:
         slow = [(m.line, m.iteration, m.text) for m in f.metrics if m.kind == "step_time_slowdown"]
         for line, iteration, text in [*slow, (f.last_progress_line, f.last_iteration, f.last_iteration_text)]:
-            wait = data_wait(text) if is_data_bound(text) else None
+            wait = data_bound(text)
             if wait is not None:
                 out.append(MetricAnomaly(kind="data_loading_bound", iteration=iteration, value=wait[0],
                                          previous=wait[1], location=LogLocation(file=f.file, line=line, host=f.host,

@@ -769,10 +769,10 @@ def data_wait(message: str) -> tuple[float, float] | None:
     return (values[0], values[1]) if values[0] is not None and values[1] else None
 
 
-def is_data_bound(message: str) -> bool:
-    """The progress line's step spent DATA_BOUND_SHARE of its time or more waiting on its data."""
+def data_bound(message: str) -> tuple[float, float] | None:
+    """The progress line's data wait (as data_wait) when its step spent DATA_BOUND_SHARE of its time or more on it."""
     wait = data_wait(message)
-    return wait is not None and wait[0] >= DATA_BOUND_SHARE * wait[1]
+    return wait if wait is not None and wait[0] >= DATA_BOUND_SHARE * wait[1] else None
 
 
 def is_bad_number(value: float | None) -> bool:

@@ -79,7 +79,7 @@ class _Gathered:
     votes: _Votes = field(default_factory=_Votes)
     log_causes: list[Evidence] = field(default_factory=list)
     probe_causes: list[Evidence] = field(default_factory=list)
-    other_causes: list[Evidence] = field(default_factory=list)  # stacks, flows: no line to cite
+    other_causes: list[Evidence] = field(default_factory=list)  # stacks, flows: a file at most, or a dump's frame
     symptoms: list[Evidence] = field(default_factory=list)
     frames: dict[str, list[Evidence]] = field(default_factory=dict)  # a cited exception's id: the frames that raised it
     context: list[Evidence] = field(default_factory=list)
