@@ -99,6 +99,16 @@ def test_a_nic_down_beside_the_nodes_other_adapters_of_its_model_is_a_broken_rai
     assert _diagnose(tmp_path / "alone", {"probes/node-0/ibstat.txt": alone}).fault != "nic_down"
 
 
+def test_the_drivers_three_line_lost_gpu_message_in_dmesg_is_cited_whole_and_decides(tmp_path: Path) -> None:
+    dmesg = ("[ 1843.300000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05\n"
+             "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+             "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+             "               NVRM: fallen off the bus and is not responding to commands.\n")
+    d = _diagnose(tmp_path, {"probes/node-0/dmesg.txt": dmesg})
+    assert (d.category, d.fault) == ("hardware", "gpu_fell_off_bus")
+    assert (d.evidence[0].file, d.evidence[0].line, d.evidence[0].end_line) == ("probes/node-0/dmesg.txt", 2, 4)
+
+
 def test_the_watchdogs_boilerplate_is_never_the_cause_the_timeout_is(tmp_path: Path) -> None:
     lines = [("[E ProcessGroupNCCL.cpp:828] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
               "OpType=BROADCAST, Timeout(ms)=600000) ran for 606142 milliseconds before timing out."),

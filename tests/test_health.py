@@ -84,6 +84,40 @@ def test_dmesg_xid_catalog_aer_oom_panic_links() -> None:
     assert x79.text == _line("dmesg.txt", 12)
 
 
+def test_dmesg_driver_messages_without_an_xid() -> None:
+    """NVRM's own words, as open-gpu-kernel-modules prints them: a message over three lines (dmesg indents the lines
+    after the first), its NV_ERR_ status, the older GSP timeout, and other failed calls counted as aftermath."""
+    fell = ("[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+            "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+            "               NVRM: fallen off the bus and is not responding to commands.\n"
+            "[ 1843.310000] nvidia: probe of 0000:b3:00.0 failed with error -1\n"
+            "[ 1843.320000] NVRM: The NVIDIA probe routine failed for 1 device(s).\n")
+    r = parse_dmesg(fell, "f", load_xid_catalog())
+    assert [(s.kind, s.line, s.end_line, s.severity, s.count) for s in r.signals] == [("gpu_lost", 1, 3, "fatal", 2)]
+    assert "installed in this system has NVRM: fallen off the bus" in r.signals[0].text
+    lost = parse_dmesg("[ 200.2] NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus "
+                       "[NV_ERR_GPU_IS_LOST] (0x0000000F)\n", "f", load_xid_catalog())
+    assert _kinds(lost) == {"gpu_lost": (1, "fatal")}
+    gsp = parse_dmesg("[  113.669] NVRM: GPU at PCI:0000:00:06: GPU-fcdeaa4c\n"
+                      "[  113.670] NVRM: GPU0 GSP RPC buffer contains function 76 (GSP_RM_CONTROL) and data 0x0 0x0.\n"
+                      "[  114.000] NVRM: rpcRmApiControl_GSP: GspRmControl failed: cmd=0x20800a4c; status=0x65\n",
+                      "f", load_xid_catalog())
+    assert [(s.kind, s.line, s.count) for s in gsp.signals] == [("gsp_timeout", 2, 2)]
+    assert _kinds(parse_dmesg("[ 5.0] NVRM: Timeout waiting for RPC from GSP! Expected function 10 (FREE)\n", "f",
+                              load_xid_catalog())) == {"gsp_timeout": (1, "fatal")}
+    # a GSP timeout after another GPU's fatal Xid is its aftermath; the driver's echo of RmInitAdapter is no signal
+    after = parse_dmesg("[ 1.0] NVRM: Xid (PCI:0000:48:00): 74, pid=1, name=x, NVLink: fatal error detected on link 8\n"
+                        "[ 91.0] NVRM: _kgspLogXid119: ********** GSP Timeout **********\n"
+                        "[ 92.0] NVRM: GPU 0000:0a:00.0: rm_init_adapter failed, device minor number 1\n",
+                        "f", load_xid_catalog())
+    assert [(s.kind, s.code, s.count) for s in after.signals] == [("xid", 74, 2)]
+    # a line indented like a continuation but stamped is its own message
+    stamped = parse_dmesg("[ 1.0] NVRM: loading NVIDIA UNIX x86_64 Kernel Module\n"
+                          "    [ 2.0] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x62:0x65:1598)\n", "f",
+                          load_xid_catalog())
+    assert [(s.kind, s.line, s.end_line) for s in stamped.signals] == [("gpu_driver_error", 2, None)]
+
+
 def test_ibstat_perfquery_nccl_json() -> None:
     ports = parse_ibstat((FIX / "ibstat-down.txt").read_text())
     assert [(p.name, p.state, p.physical, p.rate) for p in ports] == [

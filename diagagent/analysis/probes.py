@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -37,6 +37,7 @@ class HealthSignal(BaseModel):
     meaning: str
     action: str = ""
     device: str | None = None  # GPU PCI id, HCA/port, ...
+    end_line: int | None = None  # a message printed over several lines (dmesg indents the lines after its first)
     count: int = 1  # how many lines of this kind it stands for (repeats counted, the first cited)
 
 
@@ -78,7 +79,8 @@ def numbered_lines(text: str) -> list[tuple[int, str]]:
 
 
 def _sig(reading: Reading, file: str, probe: str, line: int, text: str, kind: str, severity: Severity, meaning: str,
-         action: str = "", code: int | None = None, device: str | None = None, merge_within: int = 0) -> None:
+         action: str = "", code: int | None = None, device: str | None = None, merge_within: int = 0,
+         end_line: int | None = None) -> None:
     """Add a signal; a repeat of the same kind (and device) within `merge_within` lines only bumps the count."""
     if merge_within:
         for s in reversed(reading.signals):
@@ -86,7 +88,8 @@ def _sig(reading: Reading, file: str, probe: str, line: int, text: str, kind: st
                 s.count += 1
                 return
     reading.signals.append(HealthSignal(probe=probe, file=file, line=line, text=text.strip()[:2000], kind=kind,
-                                        code=code, severity=severity, meaning=meaning, action=action, device=device))
+                                        code=code, severity=severity, meaning=meaning, action=action, device=device,
+                                        end_line=end_line if end_line and end_line > line else None))
 
 
 # --- nvidia-smi -q ------------------------------------------------------------------------------------------
@@ -349,13 +352,34 @@ _DMESG_PLAIN = (
      "a CPU stopped responding (lockup)", "Drain the node; check the kernel log before the lockup."),
     (re.compile(r"INFO: task \S+ blocked for more than \d+ seconds"), "hung_task", "warning",
      "a task blocked in the kernel for minutes (I/O or driver hang)", "Check the storage and the GPU driver on this node."),
-    (re.compile(r"GPU has fallen off the bus"), "gpu_lost", "fatal", "a GPU fell off the PCIe bus",
+    # the driver's words for a GPU it cannot reach (open-gpu-kernel-modules): Xid 79's second line 'NVRM: GPU
+    # 0000:3b:00.0: GPU has fallen off the bus.'; at probe time, before any Xid, the three-line 'NVRM: The NVIDIA GPU
+    # 0000:b3:00.0 / NVRM: (PCI ID: 10de:26b5) installed in this system has / NVRM: fallen off the bus and is not
+    # responding to commands.'; and the status it returns, printed as 'GPU lost from the bus [NV_ERR_GPU_IS_LOST]'
+    (re.compile(r"GPU has fallen off the bus|fallen off the bus and is not responding|NV_ERR_GPU_IS_LOST"),
+     "gpu_lost", "fatal", "a GPU fell off the PCIe bus",
      "Drain the node and reboot it; reseat or replace the GPU if it recurs."),
+    # GSP-RM stopped answering the driver (Xid 119's lines when the Xid line itself is missing or cut): 'Timeout
+    # waiting for RPC from GSP! Expected function 10 (FREE)' (drivers 510-530), '... from GPU0 GSP!' (535), 'Timeout
+    # after 6s of waiting for RPC response from GPU0 GSP!' (550+), '_kgspLogXid119: ***** GSP Timeout *****' (580),
+    # and the RPC dump that follows them, 'GPU0 GSP RPC buffer contains function 76 (GSP_RM_CONTROL) and data ...'
+    (re.compile(r"waiting for RPC (?:response )?from (?:GPU\d+ )?GSP|GSP RPC buffer contains function|"
+                r"\*{5,} GSP Timeout \*{5,}"), "gsp_timeout", "fatal",
+     "the GPU System Processor (GSP) stopped answering the driver (Xid 119)",
+     "Drain the node and reset the GPU or reboot; update the driver, or disable GSP firmware if it recurs."),
     # NVRM's word that it cannot use a GPU: dev:gpu-operator-1146 ('RmInitAdapter failed! (0x24:0x72:1568)'),
     # dev:sichek-51 ('GspRmAlloc failed', 'Reset required [NV_ERR_RESET_REQUIRED]')
     (re.compile(r"NVRM: .*(?:RmInitAdapter failed|NV_ERR_RESET_REQUIRED|GspRmAlloc failed)"), "gpu_driver_error",
      "error", "the NVIDIA driver cannot use a GPU (its initialization failed, or it needs a reset)",
      "Drain the node; reset the GPU (nvidia-smi -r) or reboot; replace it if it recurs."),
+    # any other NVRM line the driver prints as a failure: a failed call or assertion, or an NV_ERR_ status
+    # ('NVRM: rpcRmApiControl_GSP: GspRmControl failed: ... status=0x65', 'NVRM: nvAssertOkFailedNoLog: Assertion
+    # failed: Call timed out [NV_ERR_TIMEOUT]', 'NVRM: The NVIDIA probe routine failed for 1 device(s).')
+    # (not 'rm_init_adapter failed, device minor number 0': it repeats the RmInitAdapter line before it)
+    (re.compile(r"NVRM: (?!.*rm_init_adapter failed).*(?:\bfailed\b|\[NV_ERR_\w+\]|\btimed out\b)", re.IGNORECASE),
+     "gpu_driver_error", "error",
+     "the NVIDIA driver reported a failure on this node",
+     "Read the NVRM lines around it; reset the GPU or reboot the node if they repeat."),
     (re.compile(r"NVLink.*(?:fatal|error)|nvlink.*(?:fatal|error)"), "nvlink_error", "error", "an NVLink error",
      "Check nvidia-smi nvlink -e; reset the GPUs or service the NVLink/NVSwitch."),
     (re.compile(r"EXT4-fs error|XFS .*(?:corruption|I/O error)|Buffer I/O error|blk_update_request: I/O error|"
@@ -367,85 +391,116 @@ _DMESG_PLAIN = (
 )
 
 
+_DMESG_STAMP = re.compile(r"\s*(?:\[|[A-Z][a-z]{2} [ \d]\d |\d{4}-\d\d-\d\dT)")
+MAX_CONTINUED = 8
+
+
+def dmesg_records(text: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, text) of each kernel message: dmesg and journalctl print the lines after a message's
+    first indented and without a timestamp ('[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0' then
+    '               NVRM: (PCI ID: 10de:26b5) installed in this system has' ...); they are joined to it."""
+    out: list[tuple[int, int, str]] = []
+    for n, line in numbered_lines(text):
+        if not line.strip():
+            continue
+        if out and line[:1] in (" ", "\t") and not _DMESG_STAMP.match(line) and out[-1][1] - out[-1][0] < MAX_CONTINUED:
+            first, _, joined = out[-1]
+            out[-1] = (first, n, f"{joined} {line.strip()}")
+        else:
+            out.append((n, n, line))
+    return out
+
+
 @reads("dmesg output")
 def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg") -> Reading:
     """`dmesg -T` (or plain `dmesg`, or `journalctl -k`): Xid with NVIDIA's catalog meaning, severity and action,
     NVSwitch SXid, NVLink, PCIe AER, the OOM killer, kernel panics and machine checks, NIC link changes."""
     r = Reading()
-    for n, line in numbered_lines(text):
-        if not line.strip():
-            continue
+
+    def sig(*args: Any, **kwargs: Any) -> None:  # a signal at the message being read
+        _sig(r, file, probe, n, line, *args, end_line=end, **kwargs)
+
+    for n, end, line in dmesg_records(text):
         m = _XID.search(line)
         if m:
             code = int(m.group(2))
             entry = catalog.lookup(code)
-            _sig(r, file, probe, n, line, "xid", entry.severity,
-                 f"Xid {code} {entry.mnemonic}: {entry.meaning}".replace("  ", " ").replace(" :", ":"),
-                 f"{entry.action}" + (f" (NVIDIA: {entry.immediate})" if entry.immediate else ""),
-                 code=code, device=m.group(1).removeprefix("PCI:"), merge_within=5)
+            sig("xid", entry.severity,
+                f"Xid {code} {entry.mnemonic}: {entry.meaning}".replace("  ", " ").replace(" :", ":"),
+                f"{entry.action}" + (f" (NVIDIA: {entry.immediate})" if entry.immediate else ""),
+                code=code, device=m.group(1).removeprefix("PCI:"), merge_within=5)
             continue
         m = _SXID.search(line)
         if m:
             fatal = (m.group(3) or "").lower() == "fatal"
-            _sig(r, file, probe, n, line, "nvswitch_sxid", "fatal" if fatal else "warning",
-                 f"NVSwitch SXid {m.group(2)} ({m.group(3) or 'severity not printed'})",
-                 "Check the NVSwitch fabric (nvidia-fabricmanager log); a fatal SXid needs the node reset or serviced.",
-                 code=int(m.group(2)), device=m.group(1), merge_within=5)
+            sig("nvswitch_sxid", "fatal" if fatal else "warning",
+                f"NVSwitch SXid {m.group(2)} ({m.group(3) or 'severity not printed'})",
+                "Check the NVSwitch fabric (nvidia-fabricmanager log); a fatal SXid needs the node reset or serviced.",
+                code=int(m.group(2)), device=m.group(1), merge_within=5)
             continue
         m = _AER.search(line)
         if m:
             sev = (m.group(1) or m.group(2) or "").lower()
             if "fatal" in sev and "non-fatal" not in sev:
-                _sig(r, file, probe, n, line, "pcie_aer_fatal", "fatal", "PCIe uncorrected fatal error (AER)",
-                     "Drain the node; reseat or replace the device the AER names.", merge_within=4)
+                sig("pcie_aer_fatal", "fatal", "PCIe uncorrected fatal error (AER)",
+                    "Drain the node; reseat or replace the device the AER names.", merge_within=4)
             elif "uncorrected" in sev:
-                _sig(r, file, probe, n, line, "pcie_aer_uncorrected", "error", "PCIe uncorrected non-fatal error (AER)",
-                     "Watch for more; reseat the device if they repeat.", merge_within=4)
+                sig("pcie_aer_uncorrected", "error", "PCIe uncorrected non-fatal error (AER)",
+                    "Watch for more; reseat the device if they repeat.", merge_within=4)
             else:
-                _sig(r, file, probe, n, line, "pcie_aer_corrected", "info", "PCIe corrected error (AER)",
-                     "None unless they come in floods; then check the slot and cable.", merge_within=10_000)
+                sig("pcie_aer_corrected", "info", "PCIe corrected error (AER)",
+                    "None unless they come in floods; then check the slot and cable.", merge_within=10_000)
             continue
         m = _OOM_KILL.search(line)
         if m:
-            _sig(r, file, probe, n, line, "oom_kill", "error",
-                 f"the kernel OOM killer killed process {m.group(1)} ({m.group(2)}): host memory ran out",
-                 "Restart from the last checkpoint; lower host memory use (dataloader workers, pinned memory) "
-                 "or raise the memory limit.")
+            sig("oom_kill", "error",
+                f"the kernel OOM killer killed process {m.group(1)} ({m.group(2)}): host memory ran out",
+                "Restart from the last checkpoint; lower host memory use (dataloader workers, pinned memory) "
+                "or raise the memory limit.")
             continue
         if _OOM_INVOKED.search(line):
-            _sig(r, file, probe, n, line, "oom_invoked", "info", "the OOM killer was invoked (a kill follows)", "",
-                 merge_within=200)
+            sig("oom_invoked", "info", "the OOM killer was invoked (a kill follows)", "",
+                merge_within=200)
             continue
         if _MEMCG_AT_LIMIT.search(line):
-            _sig(r, file, probe, n, line, "memcg_at_limit", "error",
-                 "a memory cgroup (the job's container) used all of its limit: its OOM killer ran",
-                 "Restart from the last checkpoint; lower host memory use or raise the container's memory limit.",
-                 merge_within=200)
+            sig("memcg_at_limit", "error",
+                "a memory cgroup (the job's container) used all of its limit: its OOM killer ran",
+                "Restart from the last checkpoint; lower host memory use or raise the container's memory limit.",
+                merge_within=200)
             continue
         m = _LINK_DOWN.search(line)
         if m:
             dev = _link_device(line, m.group(1))
-            _sig(r, file, probe, n, line, "nic_link_down", "error", f"network link down ({dev})",
-                 "Check the cable, transceiver and switch port; a flapping link breaks NCCL: evict the node.",
-                 device=dev, merge_within=100_000)  # a flapping port: the first drop is cited, the rest counted
+            sig("nic_link_down", "error", f"network link down ({dev})",
+                "Check the cable, transceiver and switch port; a flapping link breaks NCCL: evict the node.",
+                device=dev, merge_within=100_000)  # a flapping port: the first drop is cited, the rest counted
             continue
         m = _LINK_UP.search(line)
         if m:
             dev = _link_device(line, m.group(1))
-            _sig(r, file, probe, n, line, "nic_link_up", "info", f"network link up ({dev})", "", device=dev,
-                 merge_within=100_000)
+            sig("nic_link_up", "info", f"network link up ({dev})", "", device=dev,
+                merge_within=100_000)
             continue
         if _NIC_MODULE.search(line):
-            _sig(r, file, probe, n, line, "nic_module_error", "warning", "NIC cable/transceiver module event",
-                 "Check or replace the transceiver and cable.", merge_within=20)
+            sig("nic_module_error", "warning", "NIC cable/transceiver module event",
+                "Check or replace the transceiver and cable.", merge_within=20)
             continue
         for pattern, kind, severity, meaning, action in _DMESG_PLAIN:
             if pattern.search(line):
                 last = r.signals[-1] if r.signals else None
-                if kind == "gpu_lost" and last is not None and last.code == 79 and n - last.line <= 5:
-                    last.count += 1  # the driver's second line about the Xid 79 just cited
+                if last is not None and n - last.line <= 5 and (
+                        kind == "gpu_lost" and last.code == 79 or kind == "gsp_timeout" and last.code in (79, 119)):
+                    last.count += 1  # the driver's next lines about the Xid just cited
                     break
-                _sig(r, file, probe, n, line, kind, severity, meaning, action, merge_within=20)  # type: ignore[arg-type]
+                gpu_down = next((s for s in r.signals if s.severity in ("fatal", "error")
+                                 and s.kind in ("xid", "gpu_lost", "gsp_timeout", "gpu_driver_error")), None)
+                if kind in ("gpu_driver_error", "gsp_timeout") and gpu_down is not None:
+                    # the driver's failures after a GPU went down are its aftermath: a GSP timeout too, whose banner
+                    # says so itself ('_kgspLogXid119: Note: Please also check logs above.' after an Xid 74,
+                    # dev:vllm-40652)
+                    gpu_down.count += 1
+                    break
+                sig(kind, severity, meaning, action, merge_within=20)  # type: ignore[arg-type]
                 break
     return r
 
