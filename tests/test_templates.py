@@ -409,6 +409,12 @@ def test_words_that_name_the_stage() -> None:
     from diagagent.analysis.logparse import marker_of
     assert stage_of_words("2025-12-12 07:53:41.561 INFO: Loading checkpoint: ./checkpoints/MACE_run-1_epoch-7.pt") == "init"
     assert stage_of_words("Building extension module scaled_upper_triang_masked_softmax_cuda...") == "init"
+    # the NVIDIA driver's words that a GPU did not come up: its probe routine's three lines joined, RmInitAdapter;
+    # its run-time 'GPU has fallen off the bus' names no stage
+    assert stage_of_words("[ 1843.3] NVRM: The NVIDIA GPU 0000:b3:00.0 NVRM: (PCI ID: 10de:26b5) installed in this "
+                          "system has NVRM: fallen off the bus and is not responding to commands.") == "init"
+    assert stage_of_words("NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! (0x24:0x72:1568)") == "init"
+    assert stage_of_words("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.") is None
     # torchx's role prefix names no stage (dev:grl-image-restoration-27); the line's own words do
     torchx = "trainer/0 [1]:[E socket.cpp:610] [c10d] The client socket has failed to connect to any network address"
     assert stage_of_words(torchx) is None and stage_of_words("trainer/0 [0]:Loading checkpoint from /c") == "init"

@@ -519,7 +519,14 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
                         r"\b(?:init|bootstrap)\.cc?u?:\d+|"
                         r"Building (?:the )?(?:train(?:ing)? )?dataset|"
                         # HF datasets preparing the training data (dev:llamafactory-412)
-                        r"load_dataset|_prepare_split|datasets/builder\.py")),
+                        r"load_dataset|_prepare_split|datasets/builder\.py|"
+                        # the NVIDIA driver's words that a GPU did not come up (open-gpu-kernel-modules): its probe
+                        # routine's 'The NVIDIA GPU 0000:b3:00.0 (PCI ID: 10de:26b5) installed in this system has /
+                        # fallen off the bus and is not responding to commands.', 'RmInitAdapter failed!',
+                        # 'rm_init_adapter failed', 'The NVIDIA probe routine failed for 1 device(s).', a GSP timeout
+                        # waiting for GSP_INIT_DONE
+                        r"installed in this system has\b.{0,40}fallen off the bus|RmInitAdapter failed|"
+                        r"rm_init_adapter failed|probe routine failed|GSP_INIT_DONE")),
 ]
 
 
