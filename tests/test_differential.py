@@ -169,6 +169,10 @@ def test_equal_signs_keep_the_analyzers_order_across_files_and_the_line_order_wi
     ("_pickle.UnpicklingError: invalid load key, 'v'.", "checkpoint_load_failure"),
     ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one.",
      "user_config_error"),
+    (("ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, "
+      "but not set"), "user_config_error"),
+    ("RuntimeError: Default process group has not been initialized, please make sure to call init_process_group.",
+     "user_config_error"),
     ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
      "user_code_exception"),
     ("node-1:12:34 [0] NCCL WARN NCCL_IB_HCA set but no device found", "nccl_socket_fallback"),
