@@ -30,6 +30,9 @@ INSTEAD: dict[str, str] = {  # what is done instead of a cluster action (docs/co
     "process_killed_unknown": "first find what killed it: the OOM killer in the node's dmesg, or the scheduler's log "
                               "(a preemption, a time or memory limit)",
     "framework_bug": "upgrade or pin the framework to a release with the fix, or apply the maintainers' workaround",
+    "cuda_illegal_memory_access": "find the kernel: rerun with CUDA_LAUNCH_BLOCKING=1 under compute-sanitizer, then "
+                                  "report it to the framework that owns it (or roll back the job's own kernel "
+                                  "change); evict only if one GPU repeats it",
     "checkpoint_load_failure": "the user points the run at a checkpoint that exists and fits the model",
     "input_pipeline_bound": "raise the DataLoader's num_workers, free the host's CPUs, or move the data to faster "
                             "storage; check the host's CPU load and GPU utilisation while it runs",
