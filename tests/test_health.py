@@ -116,6 +116,11 @@ def test_dmesg_driver_messages_without_an_xid() -> None:
                           "    [ 2.0] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x62:0x65:1598)\n", "f",
                           load_xid_catalog())
     assert [(s.kind, s.line, s.end_line) for s in stamped.signals] == [("gpu_driver_error", 2, None)]
+    # an RDMA NIC driver's failed firmware command (mlx5_core's cmd.c); its boot lines are no signal
+    nic = parse_dmesg("[ 10.0] mlx5_core 0000:3b:00.0: firmware version: 28.39.2048\n"
+                      "[ 99.0] mlx5_core 0000:3b:00.0: mlx5_cmd_out_err:838:(pid 1234): CREATE_QP(0x500) op_mod(0x0) "
+                      "failed, status bad parameter(0x3), syndrome (0x1234), err(-22)\n", "f", load_xid_catalog())
+    assert [(s.kind, s.line, s.severity) for s in nic.signals] == [("nic_driver_error", 2, "error")]
 
 
 def test_ibstat_perfquery_nccl_json() -> None:

@@ -380,6 +380,14 @@ _DMESG_PLAIN = (
      "gpu_driver_error", "error",
      "the NVIDIA driver reported a failure on this node",
      "Read the NVRM lines around it; reset the GPU or reboot the node if they repeat."),
+    # an RDMA NIC driver's own failure, printed at its error level: mlx5_core's failed firmware command
+    # ('mlx5_core 0000:3b:00.0: mlx5_cmd_out_err:838:(pid 1234): CREATE_QP(0x500) op_mod(0x0) failed, status bad
+    # parameter(0x3), syndrome (0x1234)', drivers/net/ethernet/mellanox/mlx5/core/cmd.c), its health poller's fatal
+    # error, the EFA or Broadcom RDMA driver failing a command
+    (re.compile(r"\b(?:mlx[45]_core|mlx5_ib|efa|infiniband \w+|bnxt_(?:en|re)|irdma)\b.*(?:\bfail(?:ed|ure)?\b|"
+                r"\berror\b|\btimed? ?out\b|\bfatal\b)", re.IGNORECASE), "nic_driver_error", "error",
+     "the network adapter's driver reported a failure on this node",
+     "Check the adapter (ibstat, ibv_devinfo, the driver's health counters); reset it or evict the node if it repeats."),
     (re.compile(r"NVLink.*(?:fatal|error)|nvlink.*(?:fatal|error)"), "nvlink_error", "error", "an NVLink error",
      "Check nvidia-smi nvlink -e; reset the GPUs or service the NVLink/NVSwitch."),
     (re.compile(r"EXT4-fs error|XFS .*(?:corruption|I/O error)|Buffer I/O error|blk_update_request: I/O error|"
