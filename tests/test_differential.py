@@ -175,6 +175,7 @@ def test_equal_signs_keep_the_analyzers_order_across_files_and_the_line_order_wi
      "user_config_error"),
     (("[2023-10-31 08:58:26,909] [INFO] [unfused_optimizer.py:282:_update_scale] Reducing dynamic loss scale from "
       "2.0 to 1.0"), "loss_scale_collapse"),
+    ("Exit code: 137", "process_killed_unknown"),  # Horovod's summary of the first process to exit
     ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
      "user_code_exception"),
     ("node-1:12:34 [0] NCCL WARN NCCL_IB_HCA set but no device found", "nccl_socket_fallback"),
