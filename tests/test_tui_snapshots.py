@@ -54,9 +54,13 @@ def test_chat_screen(make_app: Callable[[], DiagApp], snap_compare: Snap) -> Non
         call = pilot.app.query(ToolCallView).first()
         call.collapsed = False
         await settle(pilot)
+        # the expanded call scrolls itself into view with an animation (a run drew the scrollbar mid-way, at
+        # scroll_y 23.5 of 24): let it finish, then put the call at the top
+        await pilot.wait_for_animation()
         call.scroll_visible(top=True, animate=False)
-        await pilot.wait_for_scheduled_animations()  # (one pause was not always enough on a busy machine: the
-        await settle(pilot)  # scrollbar was drawn before the scroll)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.wait_for_animation()
+        await settle(pilot)
 
     assert snap_compare(make_app(), run_before=expand_a_tool_call)
 
