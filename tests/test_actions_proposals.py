@@ -11,7 +11,7 @@ from diagagent.diagnosis import ActionProposal, Diagnosis, Evidence, NodeScore
 from diagagent.telemetry.job import Job
 
 
-def make_job(nodes: int = 8, spares: int = 2, checkpoints: list[tuple[int, bool]] | None = None,
+def make_job(nodes: int = 8, spares: int | None = 2, checkpoints: list[tuple[int, bool]] | None = None,
              commits: list[str] | None = None, **extra: Any) -> Job:
     """A job of `nodes` hosts node-001.. with 2 GPUs each, tp=2, dp=nodes."""
     checkpoints = [(1000, True), (2000, True), (3000, False)] if checkpoints is None else checkpoints
@@ -168,6 +168,13 @@ def test_guardrail_eviction_over_spares_warns_but_does_not_block() -> None:
     assert result.warnings == ["evicts 3 nodes, only 1 spare: the job restarts smaller or waits"]
 
 
+def test_guardrail_eviction_with_spares_unknown_says_so() -> None:
+    result = check(ActionProposal(kind="evict", nodes=["node-001"]), make_job(spares=None))
+    assert result.ok
+    assert result.warnings == [("evicts 1 node; job.yaml does not say how many spare nodes there are: the job may "
+                                "restart smaller or wait")]
+
+
 def test_guardrail_eviction_within_spares_is_silent() -> None:
     result = check(ActionProposal(kind="evict", nodes=["node-001"]), make_job(spares=1))
     assert result.ok and result.warnings == []
@@ -191,8 +198,8 @@ def test_guardrail_eviction_of_hosts_outside_the_job_is_blocked(nodes: list[str]
     (3000, None, "restarts from step 3000: that checkpoint is marked invalid"),
     (4000, None, "restarts from step 4000: job 42 has no checkpoint at that step"),
     (None, None, "the restart names no checkpoint step"),
-    (1000, "/ckpt/other/iter_0001000", "restarts from '/ckpt/other/iter_0001000': the checkpoint at step 1000 is "
-                                       "'/ckpt/42/iter_0001000'"),
+    (1000, "/ckpt/other/iter_0001000", ("restarts from '/ckpt/other/iter_0001000': the checkpoint at step 1000 is "
+                                        "'/ckpt/42/iter_0001000'")),
 ])
 def test_guardrail_restart_from_invalid_or_unknown_checkpoint_is_blocked(step: int | None, path: str | None,
                                                                          expected: str) -> None:

@@ -47,7 +47,10 @@ def _check_evict(proposal: ActionProposal, job: Job) -> PolicyResult:
     strangers = [h for h in nodes if h not in known]
     if strangers:
         result.violations.append(f"evicts {', '.join(repr(h) for h in strangers)}: not a node of job {job.job_id}")
-    if len(nodes) > job.spares:
+    if job.spares is None:
+        result.warnings.append(f"evicts {_plural(len(nodes), 'node')}; job.yaml does not say how many spare nodes "
+                               "there are: the job may restart smaller or wait")
+    elif len(nodes) > job.spares:
         result.warnings.append(f"evicts {_plural(len(nodes), 'node')}, only {_plural(job.spares, 'spare')}: "
                                "the job restarts smaller or waits")
     if known and known <= set(nodes):

@@ -33,7 +33,7 @@ class BundleSummary(BaseModel):
     nodes: int
     world_size: int
     parallelism: dict[str, int] | None
-    spares: int
+    spares: int | None
     code_head: str | None
     checkpoints: int
     newest_valid_checkpoint: int | None

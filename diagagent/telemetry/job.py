@@ -90,7 +90,7 @@ class Job(BaseModel):
     nodes: list[NodeSpec] = Field(default_factory=list)
     code: list[CodeVersion] = Field(default_factory=list)
     checkpoints: list[Checkpoint] = Field(default_factory=list)
-    spares: int = Field(0, ge=0)
+    spares: int | None = Field(None, ge=0)  # None: job.yaml does not say
     history: list[str] = Field(default_factory=list)
     rank_order: str = DEFAULT_RANK_ORDER
     _notes: list[tuple[int | None, str]] = PrivateAttr(default_factory=list)
