@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -79,8 +79,7 @@ def numbered_lines(text: str) -> list[tuple[int, str]]:
 
 
 def _sig(reading: Reading, file: str, probe: str, line: int, text: str, kind: str, severity: Severity, meaning: str,
-         action: str = "", code: int | None = None, device: str | None = None, merge_within: int = 0,
-         end_line: int | None = None) -> None:
+         action: str = "", code: int | None = None, device: str | None = None, merge_within: int = 0) -> None:
     """Add a signal; a repeat of the same kind (and device) within `merge_within` lines only bumps the count."""
     if merge_within:
         for s in reversed(reading.signals):
@@ -88,8 +87,7 @@ def _sig(reading: Reading, file: str, probe: str, line: int, text: str, kind: st
                 s.count += 1
                 return
     reading.signals.append(HealthSignal(probe=probe, file=file, line=line, text=text.strip()[:2000], kind=kind,
-                                        code=code, severity=severity, meaning=meaning, action=action, device=device,
-                                        end_line=end_line if end_line and end_line > line else None))
+                                        code=code, severity=severity, meaning=meaning, action=action, device=device))
 
 
 # --- nvidia-smi -q ------------------------------------------------------------------------------------------
@@ -424,81 +422,77 @@ def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg")
     """`dmesg -T` (or plain `dmesg`, or `journalctl -k`): Xid with NVIDIA's catalog meaning, severity and action,
     NVSwitch SXid, NVLink, PCIe AER, the OOM killer, kernel panics and machine checks, NIC link changes."""
     r = Reading()
-
-    def sig(*args: Any, **kwargs: Any) -> None:  # a signal at the message being read
-        _sig(r, file, probe, n, line, *args, end_line=end, **kwargs)
-
-    for n, end, line in dmesg_records(text):
+    records = dmesg_records(text)
+    for n, _, line in records:
         m = _XID.search(line)
         if m:
             code = int(m.group(2))
             entry = catalog.lookup(code)
-            sig("xid", entry.severity,
-                f"Xid {code} {entry.mnemonic}: {entry.meaning}".replace("  ", " ").replace(" :", ":"),
-                f"{entry.action}" + (f" (NVIDIA: {entry.immediate})" if entry.immediate else ""),
-                code=code, device=m.group(1).removeprefix("PCI:"), merge_within=5)
+            _sig(r, file, probe, n, line, "xid", entry.severity,
+                 f"Xid {code} {entry.mnemonic}: {entry.meaning}".replace("  ", " ").replace(" :", ":"),
+                 f"{entry.action}" + (f" (NVIDIA: {entry.immediate})" if entry.immediate else ""),
+                 code=code, device=m.group(1).removeprefix("PCI:"), merge_within=5)
             continue
         m = _SXID.search(line)
         if m:
             fatal = (m.group(3) or "").lower() == "fatal"
-            sig("nvswitch_sxid", "fatal" if fatal else "warning",
-                f"NVSwitch SXid {m.group(2)} ({m.group(3) or 'severity not printed'})",
-                "Check the NVSwitch fabric (nvidia-fabricmanager log); a fatal SXid needs the node reset or serviced.",
-                code=int(m.group(2)), device=m.group(1), merge_within=5)
+            _sig(r, file, probe, n, line, "nvswitch_sxid", "fatal" if fatal else "warning",
+                 f"NVSwitch SXid {m.group(2)} ({m.group(3) or 'severity not printed'})",
+                 "Check the NVSwitch fabric (nvidia-fabricmanager log); a fatal SXid needs the node reset or serviced.",
+                 code=int(m.group(2)), device=m.group(1), merge_within=5)
             continue
         m = _AER.search(line)
         if m:
             sev = (m.group(1) or m.group(2) or "").lower()
             if "fatal" in sev and "non-fatal" not in sev:
-                sig("pcie_aer_fatal", "fatal", "PCIe uncorrected fatal error (AER)",
-                    "Drain the node; reseat or replace the device the AER names.", merge_within=4)
+                _sig(r, file, probe, n, line, "pcie_aer_fatal", "fatal", "PCIe uncorrected fatal error (AER)",
+                     "Drain the node; reseat or replace the device the AER names.", merge_within=4)
             elif "uncorrected" in sev:
-                sig("pcie_aer_uncorrected", "error", "PCIe uncorrected non-fatal error (AER)",
-                    "Watch for more; reseat the device if they repeat.", merge_within=4)
+                _sig(r, file, probe, n, line, "pcie_aer_uncorrected", "error", "PCIe uncorrected non-fatal error (AER)",
+                     "Watch for more; reseat the device if they repeat.", merge_within=4)
             else:
-                sig("pcie_aer_corrected", "info", "PCIe corrected error (AER)",
-                    "None unless they come in floods; then check the slot and cable.", merge_within=10_000)
+                _sig(r, file, probe, n, line, "pcie_aer_corrected", "info", "PCIe corrected error (AER)",
+                     "None unless they come in floods; then check the slot and cable.", merge_within=10_000)
             continue
         m = _OOM_KILL.search(line)
         if m:
-            sig("oom_kill", "error",
-                f"the kernel OOM killer killed process {m.group(1)} ({m.group(2)}): host memory ran out",
-                "Restart from the last checkpoint; lower host memory use (dataloader workers, pinned memory) "
-                "or raise the memory limit.")
+            _sig(r, file, probe, n, line, "oom_kill", "error",
+                 f"the kernel OOM killer killed process {m.group(1)} ({m.group(2)}): host memory ran out",
+                 "Restart from the last checkpoint; lower host memory use (dataloader workers, pinned memory) "
+                 "or raise the memory limit.")
             continue
         if _OOM_INVOKED.search(line):
-            sig("oom_invoked", "info", "the OOM killer was invoked (a kill follows)", "",
-                merge_within=200)
+            _sig(r, file, probe, n, line, "oom_invoked", "info", "the OOM killer was invoked (a kill follows)", "",
+                 merge_within=200)
             continue
         if _MEMCG_AT_LIMIT.search(line):
-            sig("memcg_at_limit", "error",
-                "a memory cgroup (the job's container) used all of its limit: its OOM killer ran",
-                "Restart from the last checkpoint; lower host memory use or raise the container's memory limit.",
-                merge_within=200)
+            _sig(r, file, probe, n, line, "memcg_at_limit", "error",
+                 "a memory cgroup (the job's container) used all of its limit: its OOM killer ran",
+                 "Restart from the last checkpoint; lower host memory use or raise the container's memory limit.",
+                 merge_within=200)
             continue
         m = _LINK_DOWN.search(line)
         if m:
             dev = _link_device(line, m.group(1))
-            sig("nic_link_down", "error", f"network link down ({dev})",
-                "Check the cable, transceiver and switch port; a flapping link breaks NCCL: evict the node.",
-                device=dev, merge_within=100_000)  # a flapping port: the first drop is cited, the rest counted
+            _sig(r, file, probe, n, line, "nic_link_down", "error", f"network link down ({dev})",
+                 "Check the cable, transceiver and switch port; a flapping link breaks NCCL: evict the node.",
+                 device=dev, merge_within=100_000)  # a flapping port: the first drop is cited, the rest counted
             continue
         m = _LINK_UP.search(line)
         if m:
             dev = _link_device(line, m.group(1))
-            sig("nic_link_up", "info", f"network link up ({dev})", "", device=dev,
-                merge_within=100_000)
+            _sig(r, file, probe, n, line, "nic_link_up", "info", f"network link up ({dev})", "", device=dev,
+                 merge_within=100_000)
             continue
         if _NIC_MODULE.search(line):
-            sig("nic_module_error", "warning", "NIC cable/transceiver module event",
-                "Check or replace the transceiver and cable.", merge_within=20)
+            _sig(r, file, probe, n, line, "nic_module_error", "warning", "NIC cable/transceiver module event",
+                 "Check or replace the transceiver and cable.", merge_within=20)
             continue
         for pattern, kind, severity, meaning, action in _DMESG_PLAIN:
             if pattern.search(line):
                 last = r.signals[-1] if r.signals else None
-                if last is not None and n - last.line <= 5 and (
-                        kind == "gpu_lost" and last.code == 79 or kind == "gsp_timeout" and last.code in (79, 119)):
-                    last.count += 1  # the driver's next lines about the Xid just cited
+                if kind == "gpu_lost" and last is not None and last.code == 79 and n - last.line <= 5:
+                    last.count += 1  # the driver's second line about the Xid 79 just cited
                     break
                 gpu_down = next((s for s in r.signals if s.severity in ("fatal", "error")
                                  and s.kind in ("xid", "gpu_lost", "gsp_timeout", "gpu_driver_error")), None)
@@ -508,8 +502,11 @@ def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg")
                     # dev:vllm-40652)
                     gpu_down.count += 1
                     break
-                sig(kind, severity, meaning, action, merge_within=20)  # type: ignore[arg-type]
+                _sig(r, file, probe, n, line, kind, severity, meaning, action, merge_within=20)  # type: ignore[arg-type]
                 break
+    ends = {n: end for n, end, _ in records if end > n}
+    for signal in r.signals:
+        signal.end_line = ends.get(signal.line)
     return r
 
 
