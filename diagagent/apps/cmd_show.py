@@ -37,7 +37,8 @@ def render(s: BundleSummary) -> None:
     job.add_column(style="bold")
     job.add_column()
     par = " ".join(f"{k}={v}" for k, v in (s.parallelism or {}).items()) or "not stated"
-    for k, v in (("status", s.status), ("framework", s.framework), ("nodes", f"{s.nodes} (+{'?' if s.spares is None else s.spares} spares)"),
+    spares = "?" if s.spares is None else s.spares
+    for k, v in (("status", s.status), ("framework", s.framework), ("nodes", f"{s.nodes} (+{spares} spares)"),
                  ("world size", str(s.world_size)), ("parallelism", par), ("code", s.code_head or "-"),
                  ("checkpoints", f"{s.checkpoints}, newest valid step {s.newest_valid_checkpoint}")):
         job.add_row(k, v)
