@@ -494,14 +494,15 @@ def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg")
                 if kind == "gpu_lost" and last is not None and last.code == 79 and n - last.line <= 5:
                     last.count += 1  # the driver's second line about the Xid 79 just cited
                     break
-                gpu_down = next((s for s in r.signals if s.severity in ("fatal", "error")
-                                 and s.kind in ("xid", "gpu_lost", "gsp_timeout", "gpu_driver_error")), None)
-                if kind in ("gpu_driver_error", "gsp_timeout") and gpu_down is not None:
+                if kind in ("gpu_driver_error", "gsp_timeout"):
                     # the driver's failures after a GPU went down are its aftermath: a GSP timeout too, whose banner
                     # says so itself ('_kgspLogXid119: Note: Please also check logs above.' after an Xid 74,
                     # dev:vllm-40652)
-                    gpu_down.count += 1
-                    break
+                    gpu_down = next((s for s in r.signals if s.severity in ("fatal", "error")
+                                     and s.kind in ("xid", "gpu_lost", "gsp_timeout", "gpu_driver_error")), None)
+                    if gpu_down is not None:
+                        gpu_down.count += 1
+                        break
                 _sig(r, file, probe, n, line, kind, severity, meaning, action, merge_within=20)  # type: ignore[arg-type]
                 break
     ends = {n: end for n, end, _ in records if end > n}

@@ -216,8 +216,8 @@ def _from_health(a: Analyses, g: _Gathered) -> None:
             primary = signal.probe not in CONFIRMING_PROBES or not device_state
             role = "cause" if node.verdict == "faulty" and primary else "context"
             ev = a.evidence.cite("probe", role=role, file=signal.file, line=signal.line, end_line=signal.end_line,
-                                 host=node.host,
-                                 text=signal.text, why=signal.meaning + (f" ({signal.action})" if signal.action else ""),
+                                 host=node.host, text=signal.text,
+                                 why=signal.meaning + (f" ({signal.action})" if signal.action else ""),
                                  score=1.0 if role == "cause" else 0.3)
             cited.append(ev.id)
             if role == "cause":
