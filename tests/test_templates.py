@@ -144,6 +144,10 @@ def test_levels_kinds_markers_and_cascade_words() -> None:
     assert content_level("number of skipped iterations: 0 | number of nan iterations: 0 |") is None
     assert content_level("Retrying in 5 seconds") == "warning"
     assert line_kind('File "/a/b.py", line 3, in f') == "frame"
+    assert line_kind('File "/a/b.py", line 3, in f [repeated 6x across cluster]') == "frame"
+    # a paste whose line breaks were lost runs the frame into the exception (dev:awsome-distributed-ai-192)
+    assert line_kind('File "/a/c10d.py", line 1906, in broadcast 10: work = pg.broadcast() 10: '
+                     "torch.distributed.DistBackendError: NCCL error in: x.cpp:1331, unhandled system error") == "other"
     assert line_kind("Traceback (most recent call last):") == "traceback"
     assert line_kind("torch.OutOfMemoryError: CUDA out of memory.") == "exception"
     assert line_kind("    ^^^^^^^^^") == "caret"
@@ -177,6 +181,14 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     imagenet = read_progress("Epoch: [1][  100/5005]\tTime  8.719 ( 0.361)\tData  8.597 ( 0.230)\tLoss 1.2987e+00")
     assert (imagenet.iteration, imagenet.step_time_s, imagenet.loss) == (100, 8.719, 1.2987)
     assert read_progress("the Time 3 (of 4) said").step_time_s is None  # (a word, not the meter)
+    # a bar behind a launcher's prefix or a timestamp, and a bar redrawn with \r: the last segment is the step
+    ray = b"(RayTrainWorker pid=2211, ip=10.0.0.10)  23%|##        | 452/2000 [31:32<1:47:10,  4.15s/it]"
+    assert read_progress(ray.decode()).iteration == 452
+    assert read_progress_with(progress_layout(ray), ray.replace(b"452", b"453")).iteration == 453
+    assert read_progress("2026-11-20T10:00:00.123Z  45%|####      | 450/1000 [01:00<01:13,  7.50it/s]").iteration == 450
+    redrawn = "\r  4%|#  | 340/8000 [12:40<4:18:20,  2.03s/it]\r  4%|#  | 356/8000 [12:56<4:18:20,  2.03s/it]\r"
+    assert read_progress(redrawn).iteration == 356
+    assert read_progress("Map: 100%|##########| 1000/1000 [00:01<00:00, 800.00 examples/s]").iteration is None
 
 
 @pytest.mark.parametrize(("line", "iteration", "loss", "step"), [  # each framework's documented progress line

@@ -122,6 +122,10 @@ _FRAME = re.compile(r'^(?:File "[^"]*", line \d+|frame #\d+:|#\d+ +0x[0-9a-f]+ i
 # 'Thread 3121 (active): "MainThread"' (its documented output)
 _DUMP_THREAD = re.compile(r'^(?:(?:Current )?[Tt]hread 0x[0-9a-fA-F]+ (?:\[[^\]]*\] )?\(most recent call first\):|'
                           r'Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:active|idle)[^)]*\)(?:: "[^"]*")?$)')
+# a paste whose line breaks were lost: a frame with the rest of the traceback on the same line, up to its exception
+# (dev:awsome-distributed-ai-192, `File "...distributed_c10d.py", line 1906, in broadcast 10: work = ... 10:
+# torch.distributed.DistBackendError: NCCL error in: ...`) is the exception's line, not a frame
+_RUN_TOGETHER = re.compile(r'^File "[^"]*", line \d+,? in \S+ .*?\b(?:[A-Z]\w*(?:Error|Exception)|nccl[A-Z]\w+):\s')
 _CARET = re.compile(r"^[~^ ]*\^[~^ ]*$|^[╰─╯]+$")  # also the bottom border of a rich.traceback panel
 # (and the DataLoader's re-raise of a worker's exception: "Original Traceback (most recent call last):",
 # dev:pytorch-cyclegan-and-pix2pix-876)
@@ -374,7 +378,7 @@ def line_kind(message: str) -> LineKind:
     if _DUMP_THREAD.match(message):
         return "dump"
     if _FRAME.match(message):
-        return "frame"
+        return "other" if _RUN_TOGETHER.search(message) else "frame"
     if _CARET.match(message):
         return "caret"
     if _TRACEBACK.match(message):
@@ -693,21 +697,33 @@ _PLAIN_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _FIELDS = ("iteration", "loss", "grad_norm", "step_time_s", "nan_iterations")
 
 
-def _field_spans(message: str) -> dict[str, tuple[int, str, float]]:
-    """Each progress field found: (where its number starts, its text, the factor to seconds or 1)."""
+def _message_at(line: str) -> tuple[int, str]:
+    """Where a progress line's message starts in it, and the message: the last segment of a bar redrawn with `\r`
+    (what the reader saw last), past its launcher prefix and header (Ray's "(RayTrainWorker pid=2211,
+    ip=10.0.0.10) ", kubectl's RFC3339 time), which the bar's pattern must not be preceded by."""
+    start = line.rfind("\r", 0, len(line.rstrip())) + 1
+    segment = line[start:]
+    message = split_header(segment).message
+    at = segment.find(message) if message else -1
+    return (start + at, message) if at >= 0 else (start, segment)
+
+
+def _field_spans(line: str) -> dict[str, tuple[int, str, float]]:
+    """Each progress field found: (where its number starts in the line, its text, the factor to seconds or 1)."""
     out: dict[str, tuple[int, str, float]] = {}
+    base, message = _message_at(line)
     m = _ITERATION.search(message)
     if m:
         g = next(i for i in (1, 4, 6, 7, 9, 11, 13, 14) if m.group(i) is not None)
-        out["iteration"] = (m.start(g), m.group(g), 1.0)
+        out["iteration"] = (base + m.start(g), m.group(g), 1.0)
     for name, pattern in (("loss", _LOSS), ("grad_norm", _GRAD_NORM), ("nan_iterations", _NAN_COUNT)):
         m = pattern.search(message)
         if m:
-            out[name] = (m.start(1), m.group(1), 1.0)
+            out[name] = (base + m.start(1), m.group(1), 1.0)
     m = _STEP_TIME.search(message)
     if m:
         unit = m.group(1) or m.group(2) or m.group(4) or ("ms" if "(ms)" in m.group(0) else "s")
-        out["step_time_s"] = (m.start(3), m.group(3), 0.001 if unit == "ms" else 1.0)
+        out["step_time_s"] = (base + m.start(3), m.group(3), 0.001 if unit == "ms" else 1.0)
     return out
 
 
@@ -718,10 +734,10 @@ def _progress_of(values: dict[str, float | None]) -> Progress:
                     int(nan_count) if nan_count is not None and not is_bad_number(nan_count) else None)
 
 
-def read_progress(message: str) -> Progress:
+def read_progress(line: str) -> Progress:
     """Iteration, loss, grad norm and step time of a progress line (any of them None when the line lacks it)."""
     values = {}
-    for name, (_, text, scale) in _field_spans(message).items():
+    for name, (_, text, scale) in _field_spans(line).items():
         value = _number(text)
         values[name] = value * scale if value is not None else None
     return _progress_of(values)
