@@ -123,6 +123,21 @@ def test_dmesg_driver_messages_without_an_xid() -> None:
     assert [(s.kind, s.line, s.severity) for s in nic.signals] == [("nic_driver_error", 2, "error")]
 
 
+def test_dmesg_amdgpu_page_fault_and_ras() -> None:
+    """The amdgpu driver's own words (gmc_v9_0.c, amdgpu_ras.c): a page fault the GPU cannot retry is the application's
+    illegal access (a warning, as Xid 31: not a faulty node); a retry fault is none; an uncorrectable RAS error is."""
+    fault = parse_dmesg("[19277.97] amdgpu 0000:3d:00.0: amdgpu: [mmhub0] retry page fault (src_id:0 ring:0 vmid:3 "
+                        "pasid:32790)\n"
+                        "[19277.98] amdgpu 0000:3d:00.0: amdgpu: [mmhub0] no-retry page fault (src_id:0 ring:160 vmid:3 "
+                        "pasid:32790)\n", "f", load_xid_catalog())
+    assert [(s.kind, s.line, s.severity) for s in fault.signals] == [("gpu_page_fault", 2, "warning")]
+    ras = parse_dmesg("[ 50.0] amdgpu 0000:05:00.0: amdgpu: socket: 0, die: 1, 2 new uncorrectable hardware errors "
+                      "detected in UMC block\n[ 50.1] amdgpu 0000:05:00.0: amdgpu: 0 uncorrectable hardware errors "
+                      "detected in GFX block\n", "f", load_xid_catalog())
+    assert [(s.kind, s.line, s.severity) for s in ras.signals] == [("gpu_ras_uncorrectable", 1, "fatal")]
+    assert "UMC block" in ras.signals[0].meaning and "ECC" in ras.signals[0].meaning
+
+
 def test_ibstat_perfquery_nccl_json() -> None:
     ports = parse_ibstat((FIX / "ibstat-down.txt").read_text())
     assert [(p.name, p.state, p.physical, p.rate) for p in ports] == [

@@ -327,6 +327,15 @@ _XID = re.compile(r"NVRM: Xid \(([^)]*)\):\s*(\d{1,9}),\s*(.*)$")
 _SXID = re.compile(r"SXid \(([^)]*)\):\s*(\d{1,9}),\s*(Non-fatal|Fatal)?", re.IGNORECASE)
 _AER = re.compile(r"AER: (Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected) error received|"
                   r"PCIe Bus Error: severity=(Uncorrected \((?:Fatal|Non-Fatal)\)|Corrected)", re.IGNORECASE)
+# the amdgpu driver's GPU page fault, AMD's Xid 31 (gmc_v9_0.c: "[%s] %s page fault (src_id:%u ring:%u vmid:%u
+# pasid:%u)", mmhub or gfxhub, retry or no-retry; older kernels print no retry word): "amdgpu 0000:3d:00.0: amdgpu:
+# [mmhub0] no-retry page fault (src_id:0 ring:160 vmid:3 pasid:32790)" (dev:legacy-rocm-build-4021). A retry fault is
+# one the GPU recovers from (demand paging), not a fault.
+_AMDGPU_PAGE_FAULT = re.compile(r"amdgpu: \[(?:mm|gfx)hub\d*\] (?:no-retry )?page fault \(src_id:")
+# and its RAS report of uncorrectable errors (amdgpu_ras.c: "%ld uncorrectable hardware errors detected in %s block",
+# newer "socket: %d, die: %d, %u new uncorrectable hardware errors detected in %s block" and "... detected in total
+# in %s block"); the UMC block is the HBM's memory controller, so a UMC error is AMD's uncorrectable ECC
+_AMDGPU_RAS_UE = re.compile(r"(\d+) (?:new )?uncorrectable hardware errors detected in (?:total in )?(\w+) block")
 _OOM_KILL = re.compile(r"(?:Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (\d+) \(([^)]*)\)")
 _OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer")
 # mm/memcontrol.c mem_cgroup_print_oom_meminfo(): 'memory: usage %llukB, limit %llukB, failcnt %lu', printed when a
@@ -453,6 +462,20 @@ def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg")
             else:
                 _sig(r, file, probe, n, line, "pcie_aer_corrected", "info", "PCIe corrected error (AER)",
                      "None unless they come in floods; then check the slot and cable.", merge_within=10_000)
+            continue
+        if _AMDGPU_PAGE_FAULT.search(line):  # like Xid 31, mostly the application's illegal access: not a faulty node
+            _sig(r, file, probe, n, line, "gpu_page_fault", "warning",
+                 "GPU page fault (amdgpu): a kernel accessed an address it may not, usually the application's bug",
+                 "Debug the application's illegal access (AMD_SERIALIZE_KERNEL=3, compute-sanitizer on NVIDIA); if "
+                 "several applications fault on one GPU, run the vendor's diagnostics.", merge_within=50)
+            continue
+        m = _AMDGPU_RAS_UE.search(line)
+        if m and int(m.group(1)) > 0:
+            _sig(r, file, probe, n, line, "gpu_ras_uncorrectable", "fatal",
+                 f"{m.group(1)} uncorrectable hardware error(s) in the GPU's {m.group(2)} block (amdgpu RAS)"
+                 + (": HBM memory, AMD's uncorrectable ECC" if m.group(2).upper() == "UMC" else ""),
+                 "Drain the node; reset the GPU and run the vendor's diagnostics (AMD: rocm-smi, AGFHC) before it "
+                 "returns; replace it if the errors repeat.", merge_within=20)
             continue
         m = _OOM_KILL.search(line)
         if m:
