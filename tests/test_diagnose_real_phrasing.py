@@ -352,3 +352,49 @@ def test_a_fault_decided_by_where_the_ranks_wait_cites_that_frame_in_a_dump(tmp_
     stack = [e for e in d.evidence if e.kind == "stack" and e.role == "cause"]
     assert [(e.file, e.line) for e in stack] == [("stacks/node-0/rank-0.txt", 2)]
     assert "sign of extension_build_lock" in stack[0].why
+
+
+def test_the_log_line_naming_the_process_the_kernel_killed_is_cited_beside_the_kill(tmp_path: Path) -> None:
+    """The OOM killer's 'Killed process 410126' and DeepSpeed's launcher 'Killing subprocess 410126' are one event
+    seen from both sides (dev:qwen-vl-series-finetune-135); a line naming another process is not it."""
+    log = ("[2025-06-02 20:51:24,182] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 410127\n"
+           "[2025-06-02 20:51:24,184] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 410126\n")
+    dmesg = ("[856341.770960] Out of memory: Killed process 410126 (python) total-vm:79905000kB, "
+             "anon-rss:22957108kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:60000kB oom_score_adj:0\n")
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": log, "probes/node-0/dmesg.txt": dmesg})
+    assert d.fault == "host_oom_killed"
+    causes = [(e.file, e.line) for e in d.evidence if e.role == "cause"]
+    assert ("probes/node-0/dmesg.txt", 1) in causes and ("logs/node-0/stdout.log", 2) in causes
+    assert ("logs/node-0/stdout.log", 1) not in causes
+
+
+def test_an_error_line_beside_an_exception_that_says_more_than_it_is_cited(tmp_path: Path) -> None:
+    """The DataLoader's bus-error line names the shared memory; the exception it ends in does not (dev:tts-135)."""
+    lines = [("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory "
+              "(shm)."), "Traceback (most recent call last):",
+             '  File "/usr/lib/python3.8/multiprocessing/queues.py", line 239, in _feed',
+             "    obj = _ForkingPickler.dumps(obj)", "RuntimeError: unable to write to file </torch_1394_2747491098>"]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    assert {1, 5} <= set(_cited(d))
+
+
+def test_a_node_that_died_silent_is_named_by_its_peers_and_evicted(tmp_path: Path) -> None:
+    """No timestamps and no line of its own: the node every peer names in its errors, and the only one without the
+    cascade, is the one that died (Slurm's 'Node failure on gpu-22', NCCL's 'Connection closed by remote peer')."""
+    job = ("job_id: '12'\nframework: lightning\nstatus: failed\nspares: 2\nnodes:\n  - {host: gpu-21}\n"
+           "  - {host: gpu-22}\n  - {host: gpu-23}\n"
+           "checkpoints:\n  - {step: 1000, at: 2026-11-20T08:40:00Z, path: /ckpt/1000, valid: true}\n")
+    bar = "".join(f"Epoch 3:  41%|####      | {i}/2000 [12:32<17:17,  1.14it/s, v_num=7, train_loss=2.119]\n"
+                  for i in range(812, 821))
+    peer = ("{h}:7100:7190 [2] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer gpu-22<45113>\n"
+            "[rank{r}]:[E1120 10:39:40.441002817 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG GUID 0(default_pg) Rank {r}] "
+            "Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was "
+            "a network error, NCCL version 2.21.5\n")
+    files = {"logs/gpu-21/slurm.out": bar + peer.format(h="gpu-21", r=2) + "srun: error: Node failure on gpu-22\n"
+             "slurmstepd: error: *** JOB 9981 ON gpu-21 CANCELLED AT 2026-11-20T10:40:12 DUE TO NODE FAILURE, SEE "
+             "SLURMCTLD LOG FOR DETAILS ***\n",
+             "logs/gpu-22/slurm.out": bar, "logs/gpu-23/slurm.out": bar + peer.format(h="gpu-23", r=18)}
+    with Bundle.open(fx.write(tmp_path / "b", files, job)) as bundle:
+        d = diagnose(bundle, Settings(state_dir=tmp_path / "state"))
+    assert (d.fault, d.faulty_hosts[:1], d.iteration) == ("node_crash", ["gpu-22"], 821)
+    assert [(p.kind, p.nodes) for p in d.proposals if p.kind == "evict"] == [("evict", ["gpu-22"])]

@@ -370,15 +370,17 @@ def test_bundle_with_only_job_yaml_says_what_is_missing(tmp_path: Path) -> None:
 
 def test_events_without_time_are_skipped_and_said(small_bundle: Path, tmp_path: Path) -> None:
     d = Diagnosis(job_id="42", status="failed")
-    with Bundle.open(small_bundle) as bundle:  # the ECC cause prints no time; the peer's watchdog does
-        page = write_report(d, bundle, tmp_path / "some.html").read_text()
-    assert "timeline" in _data_pngs(page) and "1 of 2 event(s) printed no time and are not shown" in page
-    (small_bundle / "logs" / "node-001" / "rank-0.log").unlink()  # the only file whose events print a time
+    with Bundle.open(small_bundle) as bundle:  # the ECC exception and NCCL WARN print no time; the Xid line and the
+        page = write_report(d, bundle, tmp_path / "some.html").read_text()  # peer's watchdog do
+    assert "timeline" in _data_pngs(page) and "2 of 4 event(s) printed no time and are not shown" in page
+    (small_bundle / "logs" / "node-001" / "rank-0.log").unlink()  # the lines that print a time, gone
+    log = small_bundle / "logs" / "node-002" / "stdout.log"
+    log.write_text("".join(line for line in log.read_text().splitlines(keepends=True) if "kernel:" not in line))
     with Bundle.open(small_bundle) as bundle:
         page = write_report(d, bundle, tmp_path / "none.html").read_text()
     assert "timeline" not in _data_pngs(page)
     assert (
-        "Event timeline across nodes</b>: not shown: none of the 1 failure-indicating event(s) printed a time"
+        "Event timeline across nodes</b>: not shown: none of the 2 failure-indicating event(s) printed a time"
         in page
     )
 

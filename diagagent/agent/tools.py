@@ -77,8 +77,8 @@ def log_events(ctx: ToolContext, top: int = 10, node: str | None = None, role: s
     for e in events[: max(1, top)]:
         loc = e.first
         ev = ctx.analyses.evidence.cite("log", role=e.role, file=loc.file, line=loc.line, end_line=loc.end_line,
-                                        host=loc.host, rank=loc.rank, text=loc.text, why=e.why, ts=loc.ts,
-                                        score=e.score)
+                                        host=loc.host, rank=loc.rank, text=loc.text, why=e.why,
+                                        ts=loc.ts if loc.ts_exact else None, score=e.score)
         out.append({"evidence": ev.id, "role": e.role, "level": e.level, "template": e.template, "count": e.count,
                     "host_count": e.host_count, "hosts": e.hosts[:5], "first": f"{loc.file}:{ev.lines}",
                     "text": loc.text, "why": e.why})

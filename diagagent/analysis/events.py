@@ -67,6 +67,9 @@ class LogLocation(BaseModel):
     host: str | None = None
     rank: int | None = None
     ts: float | None = None
+    # whether the line printed `ts` itself; else it is the time of a line shortly before (a timeline may place the
+    # line there, a claim may not say it happened then)
+    ts_exact: bool = False
     text: str = ""
 
 
@@ -97,6 +100,7 @@ class NodeSuspect(BaseModel):
     score: float  # 0..1, 1 for the node that stands out most
     reasons: list[str]
     events: list[str] = Field(default_factory=list)  # ids of the events behind it
+    signals: list[str] = Field(default_factory=list)  # what singled it out: exclusive, missing, silent, named, first
 
 
 class MetricAnomaly(BaseModel):
@@ -484,7 +488,8 @@ class _NodeEvidence:
                 continue
             evidence = sum(_NODE_WEIGHTS[name] * min(value, 1.0) for name, value in signals.items())
             out.append(NodeSuspect(host=host, score=round(1.0 - math.exp(-evidence), 3),
-                                   reasons=_dedup(self.reasons[host])[:6], events=_dedup(self.events[host])[:10]))
+                                   reasons=_dedup(self.reasons[host])[:6], events=_dedup(self.events[host])[:10],
+                                   signals=sorted(signals)))
         out.sort(key=lambda n: (-n.score, n.host))
         return out
 
@@ -643,14 +648,16 @@ def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) ->
             c.role = "context"  # a warning on no node that stands out: noise more often than not
         else:
             c.role = "cause"
+    # an error line most of whose words an exception line repeats is that exception logged again: context. Other
+    # error lines beside an exception stay causes: the DataLoader's "ERROR: Unexpected bus error encountered in
+    # worker. This might be caused by insufficient shared memory (shm)." names what its exception does not
+    # (dev:tts-135, dev:pangeo-docker-images-258: "RuntimeError: unable to write to file </torch_1394_...>")
     causes = [c for c in cands if c.role == "cause"]
-    exception_files = {_cited_on(c, roots).file for c in causes if c.t.exception}
     shaped = [c for c in causes if c.t.kinds & K_EXCEPTION]
     for c in causes:
-        if not c.t.exception and (_cited_on(c, roots).file in exception_files or any(
-                e is not c and _restates(c.t.text, e.t.text) for e in shaped)):
+        if not c.t.exception and any(e is not c and _restates(c.t.text, e.t.text) for e in shaped):
             c.role = "context"
-            c.why.append("the same failure as the exception in its file")
+            c.why.append("an exception line says the same")
     _first_of_runs([c for c in cands if c.role == "cause"], roots)
     top = max((c.score for c in cands if c.role == "cause"), default=0.0)
     for c in cands:
@@ -925,7 +932,7 @@ def _said_before(files: list[FileSummary], occ: Occurrence | None) -> LogLocatio
 
 def _location(occ: Occurrence, host: str | None) -> LogLocation:
     return LogLocation(file=occ.file, line=occ.line, end_line=occ.end_line, host=host, rank=occ.rank, ts=occ.ts,
-                       text=occ.text)
+                       ts_exact=occ.ts_exact, text=occ.text)
 
 
 def _data_bound(files: list[FileSummary]) -> list[MetricAnomaly]:

@@ -12,6 +12,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from diagagent.analysis.events import LogLocation
 from diagagent.analysis.logparse import line_kind, split_header, stage_of_frames, stage_of_words
 from diagagent.config import Settings
 from diagagent.contract import Diagnosis, Evidence, EvidenceKind, EvidenceRole, NodeScore, SchemaMatch
@@ -22,7 +23,6 @@ from diagagent.diagnosis.slow import slow_is_not_a_hang
 from diagagent.telemetry import Bundle
 
 if TYPE_CHECKING:
-    from diagagent.analysis.events import LogLocation
     from diagagent.analysis.stacks import StackCluster
     from diagagent.schemata import FailureSchema, SchemaHit
 
@@ -109,9 +109,9 @@ _LAUNCHER_SUMMARY = re.compile(r"failed \(exitcode: -?\d+\) local_rank: \d+|exit
 
 
 def _cite_log(a: Analyses, loc: LogLocation, role: EvidenceRole, why: str, score: float = 0.0) -> Evidence:
-    """A log line the logs analysis located, as evidence."""
+    """A log line the logs analysis located, as evidence, with its time where the line printed one."""
     return a.evidence.cite("log", role=role, file=loc.file, line=loc.line, end_line=loc.end_line, host=loc.host,
-                           rank=loc.rank, text=loc.text, why=why, ts=loc.ts, score=score)
+                           rank=loc.rank, text=loc.text, why=why, ts=loc.ts if loc.ts_exact else None, score=score)
 
 
 def _from_logs(a: Analyses, g: _Gathered) -> None:
@@ -194,10 +194,12 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         g.context.append(_cite_log(a, loc, "context", f"the last line of rank {loc.rank}, which fell silent first"))
     if logs.last_said is not None:  # and what it last said it was doing before the failure (saving, evaluating)
         g.context.append(_cite_log(a, logs.last_said, "context", "what the job last said it was doing before it failed"))
-    strength = 1.0 if causes else 0.35  # node ranks without any cause event are weak votes
     for node in logs.nodes[:MAX_NAMED]:
         evs = [by_event[e] for e in node.events if e in by_event]
-        g.votes.add(node.host, "logs", node.score * strength, "; ".join(node.reasons[:2]), evs)
+        # node ranks without any cause event are weak votes, unless the other nodes single the node out: they name
+        # it in their errors, or it lacks the cascade they all print (a node that died says nothing of its own)
+        strong = causes or {"named", "missing"} <= set(node.signals)
+        g.votes.add(node.host, "logs", node.score * (1.0 if strong else 0.35), "; ".join(node.reasons[:2]), evs)
 
 
 def _from_health(a: Analyses, g: _Gathered) -> None:
@@ -225,7 +227,39 @@ def _from_health(a: Analyses, g: _Gathered) -> None:
                 g.query.append(signal.text)
             else:
                 g.context.append(ev)
+            killed = _KILLED_PID.search(signal.text) if role == "cause" else None
+            seen = _names_process(a, killed.group(1)) if killed else None
+            if seen is not None:  # the kill as the job's own log saw it: the launcher names the process it lost
+                g.probe_causes.append(_cite_log(a, seen, "cause", f"names process {killed.group(1)}, the one the "
+                                                                  f"kernel killed ({signal.file}:{signal.line})"))
         g.votes.add(node.host, "health", 1.0 if node.verdict == "faulty" else 0.3, node.reason, cited)
+
+
+# the process the kernel's OOM killer names ("Out of memory: Killed process 410126 (python)"), and a log line naming
+# that process: DeepSpeed's launcher "[launch.py:319:sigkill_handler] Killing subprocess 410126"
+# (dev:qwen-vl-series-finetune-135), torchrun's "failed (exitcode: -9) local_rank: 0 (pid: 410126)", mpirun's
+# "process rank 3 with PID 410126 on node gpu-7"
+_KILLED_PID = re.compile(r"Killed process (\d+)")
+
+
+_NAMES_A_PROCESS = r"(?i)\b(?:pid|(?:sub)?process)\b[\s:=(]*"
+
+
+def _names_process(a: Analyses, pid: str) -> LogLocation | None:
+    """The log line that names process `pid` (as `pid: N`, `PID N`, `process N`, `subprocess N`): an event's line,
+    else, in the file of an event whose lines name processes, the one of them that names this one."""
+    if a.logs is None:
+        return None
+    named = re.compile(_NAMES_A_PROCESS + rf"{pid}\b")
+    seen = next((loc for e in a.logs.events for loc in (e.first, *e.also) if named.search(loc.text)), None)
+    if seen is not None:
+        return seen
+    naming = re.compile(_NAMES_A_PROCESS + r"\d+\b")
+    for e in [e for e in a.logs.events if naming.search(e.first.text)][:3]:
+        at = next(((n, text) for n, text in a.bundle.iter_raw_lines(e.first.file) if named.search(text)), None)
+        if at is not None:
+            return LogLocation(file=e.first.file, line=at[0], host=e.first.host, rank=e.first.rank, text=at[1])
+    return None
 
 
 def _from_stacks(a: Analyses, g: _Gathered) -> None:
