@@ -197,7 +197,7 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
     for node in logs.nodes[:MAX_NAMED]:
         evs = [by_event[e] for e in node.events if e in by_event]
         # node ranks without any cause event are weak votes, unless the other nodes single the node out: they name
-        # it in their errors, or it lacks the cascade they all print (a node that died says nothing of its own)
+        # it in their errors and it lacks the cascade they all print (a node that died says nothing of its own)
         strong = causes or {"named", "missing"} <= set(node.signals)
         g.votes.add(node.host, "logs", node.score * (1.0 if strong else 0.35), "; ".join(node.reasons[:2]), evs)
 
@@ -240,8 +240,6 @@ def _from_health(a: Analyses, g: _Gathered) -> None:
 # (dev:qwen-vl-series-finetune-135), torchrun's "failed (exitcode: -9) local_rank: 0 (pid: 410126)", mpirun's
 # "process rank 3 with PID 410126 on node gpu-7"
 _KILLED_PID = re.compile(r"Killed process (\d+)")
-
-
 _NAMES_A_PROCESS = r"(?i)\b(?:pid|(?:sub)?process)\b[\s:=(]*"
 
 
