@@ -235,3 +235,22 @@ def test_faults_whose_table_row_says_none_propose_what_to_do_instead_not_a_resta
     # build lock is removed: restarting as is would fail the same way
     proposals = propose(make_diagnosis(fault, category), make_job())
     assert kinds(proposals) == ["none"]
+
+
+def test_the_second_table_of_conventions_decides_its_faults_and_a_schema_the_rest() -> None:
+    job = make_job(checkpoints=[(1000, True), (2000, True), (3000, True)])
+    # loss_scale_collapse: a restart from before the first overflow, as for the first NaN
+    collapse = propose(make_diagnosis("loss_scale_collapse", "data", faulty=(), iteration=2500), job)
+    assert kinds(collapse) == ["restart"] and collapse[0].from_step == 2000
+    # nccl_socket_fallback is network, but the table says nothing runs on the cluster (whatever its schema says)
+    fallback = propose(make_diagnosis("nccl_socket_fallback", "network"), job, schema_actions=[("evict", "")])
+    assert kinds(fallback) == ["none"] and "expose the RDMA devices" in fallback[0].reason
+    # a fault the tables do not list follows its schema: NCCL's /dev/shm too small is fixed in the container
+    shm = propose(make_diagnosis("nccl_shm_exhausted", "infrastructure"), job,
+                  schema_actions=[("none", "give the container a large /dev/shm and resubmit")])
+    assert kinds(shm) == ["none"] and "a large /dev/shm" in shm[0].reason
+    driver = propose(make_diagnosis("cuda_driver_mismatch", "infrastructure"), job,
+                     schema_actions=[("evict", "drain the node"), ("restart", "")])
+    assert kinds(driver) == ["evict", "restart"] and driver[0].nodes == ["node-003"]
+    # with no schema, the category decides, as before
+    assert kinds(propose(make_diagnosis("cuda_driver_mismatch", "infrastructure"), job)) == ["restart"]

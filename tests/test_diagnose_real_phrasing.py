@@ -398,3 +398,33 @@ def test_a_node_that_died_silent_is_named_by_its_peers_and_evicted(tmp_path: Pat
         d = diagnose(bundle, Settings(state_dir=tmp_path / "state"))
     assert (d.fault, d.faulty_hosts[:1], d.iteration) == ("node_crash", ["gpu-22"], 821)
     assert [(p.kind, p.nodes) for p in d.proposals if p.kind == "evict"] == [("evict", ["gpu-22"])]
+
+
+def test_a_loss_scale_collapse_restarts_from_before_its_first_overflow(tmp_path: Path) -> None:
+    """DeepSpeed's fp16 scaler (loss_scaler.py): 'OVERFLOW! ... Skipping step' from step 5341 on, down to 'Current loss
+    scale already at minimum'; the checkpoint at 5350 was taken after the overflows began."""
+    step = "[2026-11-20 13:{m:02d}:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step={s}, skipped={k}, lr=[0.0003]"
+    lines = [step.format(m=s % 60, s=s, k=3) for s in range(5330, 5341)]
+    scale, s = 65536, 5340
+    while scale > 1:
+        s += 1
+        lines += [f"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {scale}, reducing to {scale // 2}",
+                  step.format(m=s % 60, s=s, k=s - 5337)]
+        scale //= 2
+    lines += ["Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run."]
+    job = JOB + ("checkpoints:\n  - {step: 5300, path: /ckpt/5300, valid: true}\n"
+                 "  - {step: 5350, path: /ckpt/5350, valid: true}\n")
+    with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/launcher.log": "\n".join(lines) + "\n"}, job)) as bundle:
+        d = diagnose(bundle, Settings(state_dir=tmp_path / "state"))
+    assert (d.fault, d.iteration) == ("loss_scale_collapse", 5341)
+    assert [(p.kind, p.from_step) for p in d.proposals] == [("restart", 5300)]
+
+
+def test_a_traceback_at_a_scripts_top_level_after_its_steps_is_in_training(tmp_path: Path) -> None:
+    """nanoGPT-style scripts run their loop at module level: a traceback ending in `<module>` is init only before any
+    step ran."""
+    steps = "".join(f"iter {i}: loss 2.{90 - i:02d}, time 120.00ms\n" for i in range(1, 6))
+    tb = ("Traceback (most recent call last):\n  File \"/srv/train.py\", line 244, in <module>\n"
+          "    loss.backward()\nRuntimeError: CUDA error: an illegal memory access was encountered\n")
+    assert _diagnose(tmp_path / "a", {"logs/node-0/stdout.log": steps + tb}).stage == "training"
+    assert _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": tb}).stage == "init"

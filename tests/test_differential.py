@@ -187,6 +187,13 @@ def test_equal_signs_keep_the_analyzers_order_across_files_and_the_line_order_wi
     (("[ 1234.567890] NVRM: API mismatch: the client has the version 535.54, but this kernel module has the version "
       "525.60."), "cuda_driver_mismatch"),
     ("[ 1234.567890] mlx5_core 0000:3b:00.0: poll_health:800:(pid 0): Fatal error 1 detected", "nic_down"),
+    ("NotFoundError: Key decoder/block_000/layer_002/rms_norm/scale not found in checkpoint", "checkpoint_load_failure"),
+    (("botocore.exceptions.ClientError: An error occurred (SlowDown) when calling the PutObject operation: Please "
+      "reduce your request rate."), "storage_checkpoint_write_failure"),
+    ("Unexpected result inf (message='found Inf in local grad norm for bucket #6 in backward pass')",
+     "nan_loss_divergence"),
+    ("[ 50.0] amdgpu 0000:05:00.0: amdgpu: 2 new uncorrectable hardware errors detected in UMC block",
+     "gpu_ecc_uncorrectable"),
 ])
 def test_documented_error_lines_name_their_fault(text: str, fault: str) -> None:
     hits = match_lines(BOOK, [_line(text)])

@@ -161,6 +161,11 @@ def test_levels_kinds_markers_and_cascade_words() -> None:
     assert is_cascade("Watchdog caught collective operation timeout")
     assert is_cascade("Sending process 1234 closing signal SIGTERM")
     assert not is_cascade("CUDA error: uncorrectable ECC error encountered")
+    # TensorFlow's ShutdownHook at INFO (dev:t5-japanese-1), a JSON error body's opening key (dev:kubeflow-examples-318)
+    assert content_level("ShutdownHook: lame workers found: HeartbeatManager(/job:worker/replica:0/task:0)") == "error"
+    assert content_level('tensorflow       "error": {') is None
+    assert content_level('"message": "The total number of changes to the object x exceeds the rate limit."') == \
+        "warning"
 
 
 def test_progress_numbers_and_the_fast_layout_agree() -> None:

@@ -5,6 +5,8 @@ Each proposal cites the diagnosis evidence ids it rests on and carries the polic
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from diagagent.actions.policy import check
 from diagagent.contract import ActionProposal, Diagnosis
 from diagagent.telemetry.job import Checkpoint, Job
@@ -38,13 +40,21 @@ INSTEAD: dict[str, str] = {  # what is done instead of a cluster action (docs/co
                             "storage; check the host's CPU load and GPU utilisation while it runs",
     "extension_build_lock": "remove the stale lock file from the extension's build directory (under "
                             "~/.cache/torch_extensions), then restart",
+    "nccl_socket_fallback": "expose the RDMA devices to the job (or fix NCCL_IB_HCA), then resubmit",
 }
+# restarted from a checkpoint taken before the first abnormal iteration (the first NaN, the first overflow)
+RESTART_BEFORE: dict[str, str] = {"nan_loss_divergence": "the first NaN iteration",
+                                  "loss_scale_collapse": "the first abnormal iteration"}
+# the faults docs/conventions.md's tables give actions for; any other fault gets the actions its schema recommends
+CONVENTION_FAULTS: frozenset[str] = frozenset(FAULT_CATEGORY) | frozenset(INSTEAD) | frozenset(RESTART_BEFORE) | {
+    "user_code_exception", "user_config_error"}
 MAX_CITED = 5
 
 
 def propose(diagnosis: Diagnosis, job: Job, *, eviction_hosts: list[str] | None = None,
-            new_code_suspected: bool = False) -> list[ActionProposal]:
-    """The actions docs/conventions.md prescribes for the diagnosis' fault (else its category), checked by policy.
+            new_code_suspected: bool = False, schema_actions: Sequence[tuple[str, str]] = ()) -> list[ActionProposal]:
+    """The actions docs/conventions.md prescribes for the diagnosis' fault (else its category), checked by policy;
+    for a fault its tables do not list, the ones its schema recommends (`schema_actions`: (kind, detail) pairs).
 
     `eviction_hosts` (the over-eviction set) replaces the faulty nodes' eviction for hangs and stragglers;
     `new_code_suspected` (the newest commit landed after the last successful run) turns a user-code
@@ -54,26 +64,30 @@ def propose(diagnosis: Diagnosis, job: Job, *, eviction_hosts: list[str] | None 
     category = FAULT_CATEGORY.get(fault or "", diagnosis.category)
     if category is None:
         return []
+    kinds = {kind for kind, _ in schema_actions} if fault and fault not in CONVENTION_FAULTS else set()
+    users_fix = fault in INSTEAD  # nothing to evict or restart: the fix is done instead of a cluster action
     proposals: list[ActionProposal] = []
     notes: list[str] = []
-    if category in EVICT_CATEGORIES:
+    if not users_fix and ("evict" in kinds if kinds else category in EVICT_CATEGORIES):
         evict = _evict(diagnosis, job, eviction_hosts)
         if evict is not None:
             proposals.append(evict)
         else:
             notes.append("no faulty node is known: restarting on the same nodes may fail the same way")
-    if (category in RESTART_CATEGORIES and fault not in INSTEAD) or fault == "nan_loss_divergence":
+    restarts = "restart" in kinds if kinds else category in RESTART_CATEGORIES or fault in RESTART_BEFORE
+    if restarts and not users_fix:
         restart, restart_notes = _restart(diagnosis, job)
         proposals += [restart] if restart is not None else []
         notes += restart_notes
-    elif category == "user_code" and new_code_suspected:
+    elif ("rollback" in kinds if kinds else category == "user_code") and new_code_suspected:
         rollback = _rollback(diagnosis, job)
         if rollback is not None:
             proposals.append(rollback)
         else:
             notes.append(f"job {job.job_id}'s code history has no commit before the newest to roll back to")
     if not proposals:
-        proposals.append(ActionProposal(kind="none", reason=_no_action_reason(fault, category),
+        instead = next((detail for kind, detail in schema_actions if kind == "none" and detail), "") if kinds else ""
+        proposals.append(ActionProposal(kind="none", reason=_no_action_reason(fault, category, instead),
                                         evidence=_cause_evidence(diagnosis)))
     for proposal in proposals:
         verdict = check(proposal, job)
@@ -103,13 +117,14 @@ def _restart(diagnosis: Diagnosis, job: Job) -> tuple[ActionProposal | None, lis
     valid = [c for c in job.checkpoints if c.valid]
     notes: list[str] = []
     before = ""
-    if diagnosis.fault == "nan_loss_divergence":
+    first = RESTART_BEFORE.get(diagnosis.fault or "")
+    if first is not None:
         if diagnosis.iteration is None:
-            notes.append("the first NaN iteration is unknown: check that the checkpoint predates the divergence")
+            notes.append(f"{first} is unknown: check that the checkpoint predates the divergence")
         else:
-            # a checkpoint at step S holds the state after iteration S; the first NaN iteration must not be in it
+            # a checkpoint at step S holds the state after iteration S; the first abnormal iteration must not be in it
             valid = [c for c in valid if c.step < diagnosis.iteration]
-            before = f" before the first NaN iteration ({diagnosis.iteration})"
+            before = f" before {first} ({diagnosis.iteration})"
     if not valid:
         notes.append(f"no valid checkpoint{before} in job {job.job_id}: a restart would start from scratch, "
                      "so none is proposed")
@@ -130,9 +145,10 @@ def _rollback(diagnosis: Diagnosis, job: Job) -> ActionProposal | None:
                           evidence=_cause_evidence(diagnosis))
 
 
-def _no_action_reason(fault: str | None, category: str) -> str:
-    if fault in INSTEAD:
-        return f"{fault}: nothing to run on the cluster; {INSTEAD[fault]}"
+def _no_action_reason(fault: str | None, category: str, instead: str = "") -> str:
+    instead = INSTEAD.get(fault or "", instead)
+    if instead:
+        return f"{fault}: nothing to run on the cluster; {instead}"
     return f"{fault or category}: nothing to run on the cluster; the fix is the user's"
 
 

@@ -256,5 +256,7 @@ def resolve_submission(sub: DiagnosisSubmission, ctx: ToolContext, draft: Diagno
 
     eviction = ctx.analyses.eviction_hosts()
     diagnosis.proposals = propose(diagnosis, ctx.bundle.job, eviction_hosts=eviction,
-                                  new_code_suspected=ctx.analyses.new_code_suspected(diagnosis))
+                                  new_code_suspected=ctx.analyses.new_code_suspected(diagnosis),
+                                  schema_actions=ctx.analyses.schema_actions(
+                                      ctx.analyses.fault_schemata.get(sub.fault or "")))
     return diagnosis

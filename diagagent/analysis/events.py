@@ -70,6 +70,7 @@ class LogLocation(BaseModel):
     # whether the line printed `ts` itself; else it is the time of a line shortly before (a timeline may place the
     # line there, a claim may not say it happened then)
     ts_exact: bool = False
+    iteration: int | None = None  # the file's last progress iteration when the line was printed
     text: str = ""
 
 
@@ -789,6 +790,8 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     top_cause = next((c for c in sorted(cands, key=lambda c: -c.score) if c.role == "cause"), None)
     cited = _cited_on(top_cause, roots) if top_cause else None
     stage = stage_of_frames(list(cited.frames)) if cited is not None and cited.frames else None
+    if stage == "init" and cited is not None and cited.frames[-1] == "<module>" and tl.last_iteration is not None:
+        stage = None  # a script's top level after the job's steps ran is its training loop (nanoGPT's), not start-up
     if stage is not None:
         notes.append(f"stage from the functions of the traceback: {stage}")
     else:
@@ -932,7 +935,7 @@ def _said_before(files: list[FileSummary], occ: Occurrence | None) -> LogLocatio
 
 def _location(occ: Occurrence, host: str | None) -> LogLocation:
     return LogLocation(file=occ.file, line=occ.line, end_line=occ.end_line, host=host, rank=occ.rank, ts=occ.ts,
-                       ts_exact=occ.ts_exact, text=occ.text)
+                       ts_exact=occ.ts_exact, iteration=occ.iteration, text=occ.text)
 
 
 def _data_bound(files: list[FileSummary]) -> list[MetricAnomaly]:

@@ -141,15 +141,19 @@ _ERROR_WORDS = re.compile(
     r"could not|no such|not found|lost|missing|mismatch|unhandled|crash(?:ed)?|hang|hung|stuck|deadlock(?:ed)?|xid|"
     r"fallen off|link down|port down|exited with|exit code|exitcode|non-zero|nonzero|traceback|assert(?:ion)?|"
     # a component that stopped answering: sample-factory's 'No heartbeat for components' (dev:sample-factory-285),
-    # Ray's 'marked dead because the detector has missed too many heartbeats'
-    r"no heartbeats?|lack of heartbeats?|missed (?:too many )?heartbeats?)\b",
+    # Ray's 'marked dead because the detector has missed too many heartbeats', TensorFlow's ShutdownHook 'lame workers
+    # found: HeartbeatManager(/job:worker/...)' at INFO (session_support.py; dev:t5-japanese-1)
+    r"no heartbeats?|lack of heartbeats?|missed (?:too many )?heartbeats?|lame workers found)\b",
     re.IGNORECASE)
 # an fp16 overflow is a warning whatever the header says: apex's 'Gradient overflow.  Skipping step' (no header,
 # dev:apex-834), DeepSpeed's '[INFO] ... OVERFLOW! Rank 0 Skipping step' (dev:transformers-14531); so is a stall
 # (Horovod's stall inspector: 'Stalled ops:', 'Stalled ranks:', dev:horovod-100, whose next sentence says 'which
 # will cause deadlock', an error word)
+# (an object store's refusal for too many requests: GCS's 429 '"message": "The total number of changes to the object
+# ... exceeds the rate limit', dev:kubeflow-examples-318; S3's 503 'SlowDown: Please reduce your request rate.')
 _WARNING_WORDS = re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retrying|slow(?:er)?|throttl\w*|"
-                            r"degraded|unstable|overflow|stall(?:ed|ing)?)\b", re.IGNORECASE)
+                            r"degraded|unstable|overflow|stall(?:ed|ing)?|rate limit(?:ed)?|too many requests|"
+                            r"reduce your request rate)\b", re.IGNORECASE)
 # absl::Status in its text form ("CODE: message") is a failure whatever the logger's level: JAX's xla_bridge logs at
 # INFO "Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid 176028"
 # (dev:jax-22070). The codes of absl/status/status.h that report a failure (not CANCELLED, UNKNOWN or OK)
@@ -348,13 +352,15 @@ def split_header(text: str) -> ParsedLine:
 
 
 # a label whose message is on the next line, as PyTorch prints NCCL's last error ("Last error:" then "Net : Call to recv
-# from ... failed : Connection refused", dev:gpt-neox-1147): the words are the next line's, not its own
+# from ... failed : Connection refused", dev:gpt-neox-1147): the words are the next line's, not its own; so are a JSON
+# error body's opening keys ('"error": {', '"errors": [' of a Google API's error body, dev:kubeflow-examples-318)
 _BARE_LABEL = re.compile(r"(?:last |remote |original )?(?:error|exception|reason|cause)s?:\s*$", re.IGNORECASE)
+_JSON_ERROR_KEY = re.compile(r'"errors?":\s*[{\[]\s*$')
 
 
 def content_level(message: str) -> Level | None:
     """The level a message's own words imply (for lines without a header level, and to catch INFO-level errors)."""
-    if _BARE_LABEL.match(message):
+    if _BARE_LABEL.match(message) or _JSON_ERROR_KEY.search(message):
         return None
     if _EXCEPTION_LINE.match(message) or _FATAL_WORDS.search(message):
         return "fatal" if _FATAL_WORDS.search(message) else "error"

@@ -339,6 +339,11 @@ class Analyses:
             return None
         return list(stacks.eviction.hosts)
 
+    @staticmethod
+    def schema_actions(schema: FailureSchema | None) -> list[tuple[str, str]]:
+        """The (kind, detail) of each action a fault's schema recommends, as the actions layer takes them."""
+        return [(action.kind, action.detail) for action in schema.actions] if schema is not None else []
+
     def new_code_suspected(self, diagnosis: Diagnosis) -> bool:
         """A user-code failure right after new code landed: the newest commit is under a day older than the job. An
         out-of-memory counts when every node with logs hit it (the new code's batch or model, not one node's state)."""

@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from diagagent.analysis.events import LogLocation
+from diagagent.analysis.events import LogFindings, LogLocation
 from diagagent.analysis.logparse import line_kind, split_header, stage_of_frames, stage_of_words
 from diagagent.config import Settings
 from diagagent.contract import Diagnosis, Evidence, EvidenceKind, EvidenceRole, NodeScore, SchemaMatch
@@ -258,6 +258,15 @@ def _names_process(a: Analyses, pid: str) -> LogLocation | None:
         if at is not None:
             return LogLocation(file=e.first.file, line=at[0], host=e.first.host, rank=e.first.rank, text=at[1])
     return None
+
+
+def _first_overflow(logs: LogFindings, hits: list[Hit]) -> int | None:
+    """A loss-scale collapse's first abnormal iteration: the one in progress at its first overflow line (the last
+    progress line's iteration + 1), where the scale began to fall; the run of skipped steps ends long after it."""
+    at = {(loc.file, loc.line): loc.iteration for e in logs.events for loc in (e.first, *e.also)}
+    done = [it for h in hits
+            if h.fault == "loss_scale_collapse" and (it := at.get((h.line.file, h.line.line))) is not None]
+    return min(done) + 1 if done else None
 
 
 def _from_stacks(a: Analyses, g: _Gathered) -> None:
@@ -681,6 +690,8 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     iteration = logs.first_abnormal_iteration if logs is not None else None
     if iteration is None and logs is not None:
         iteration = logs.slow_from_iteration
+    if decision.fault == "loss_scale_collapse" and logs is not None:
+        iteration = _first_overflow(logs, decision.hits) or iteration
     confidence = decision.confidence if causes or decision.fault else min(decision.confidence, 0.1)
     confidence = round(confidence * INCOMPLETE_CONFIDENCE ** len(set(a.incomplete)), 4)  # what was not read
     diagnosis = Diagnosis(
@@ -699,5 +710,6 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         candidates=decision.candidates, check=decision.check,
         confidence_why=explain(a, decision, named, fault_schema, confidence))
     diagnosis.proposals = propose(diagnosis, bundle.job, eviction_hosts=a.eviction_hosts(),
-                                  new_code_suspected=a.new_code_suspected(diagnosis))
+                                  new_code_suspected=a.new_code_suspected(diagnosis),
+                                  schema_actions=a.schema_actions(fault_schema))
     return diagnosis
