@@ -319,6 +319,15 @@ def test_a_slow_job_whose_steps_wait_on_their_data_is_input_bound_and_cites_the_
     assert not any(p.kind in ("evict", "restart") for p in d.proposals)
     # the same lines in a job that failed are progress, not a cause
     assert "input_pipeline_bound" != _diagnose(tmp_path / "failed", {"logs/node-0/stdout.log": "\n".join(lines)}).fault
+    # one node of three waits on its data, the others do not: that node is named (its CPUs, disks or mount)
+    fine = [line.replace("data_time: 0.52", "data_time: 0.01").replace("data_time: 0.93", "data_time: 0.01")
+            for line in lines]
+    three = slow.replace("  - {host: node-0}\n", "  - {host: node-0}\n  - {host: node-1}\n  - {host: node-2}\n")
+    files = {"logs/node-0/stdout.log": "\n".join(fine) + "\n", "logs/node-1/stdout.log": "\n".join(lines) + "\n",
+             "logs/node-2/stdout.log": "\n".join(fine) + "\n"}
+    with Bundle.open(fx.write(tmp_path / "three", files, three)) as b:
+        d = diagnose(b, Settings(state_dir=tmp_path / "state"))
+    assert (d.fault, d.faulty_hosts) == ("input_pipeline_bound", ["node-1"])
 
 
 def test_a_pasters_marks_where_output_was_cut_are_never_the_jobs_last_words(tmp_path: Path) -> None:

@@ -160,6 +160,10 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
                                             f"data")
             g.log_causes.append(ev)
             g.query.append(f"steps wait on data loading: {loc.text}")
+            bound = {m.location.host for m in logs.metric_anomalies if m.kind == "data_loading_bound"}
+            if loc.host is not None and bound == {loc.host} and logs.hosts_with_logs > 1:
+                # one node's steps wait on their data and the others' do not: its CPUs, disks or mount
+                g.votes.add(loc.host, "logs", 0.8, "its steps wait on their data; the other nodes' do not", [ev.id])
             continue
         if anomaly.kind == "step_time_slowdown" and (_other_parts_show_it(a) or anomaly is not anomalies[0]):
             # the flows, probes or data wait show why the steps slowed: the first slow step is context, and the
