@@ -120,7 +120,7 @@ def _restart(diagnosis: Diagnosis, job: Job) -> tuple[ActionProposal | None, lis
     first = RESTART_BEFORE.get(diagnosis.fault or "")
     if first is not None:
         if diagnosis.iteration is None:
-            notes.append(f"{first} is unknown: check that the checkpoint predates the divergence")
+            notes.append(f"{first} is unknown: check that the checkpoint predates it")
         else:
             # a checkpoint at step S holds the state after iteration S; the first abnormal iteration must not be in it
             valid = [c for c in valid if c.step < diagnosis.iteration]
