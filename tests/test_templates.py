@@ -194,6 +194,10 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     redrawn = "\r  4%|#  | 340/8000 [12:40<4:18:20,  2.03s/it]\r  4%|#  | 356/8000 [12:56<4:18:20,  2.03s/it]\r"
     assert read_progress(redrawn).iteration == 356
     assert read_progress("Map: 100%|##########| 1000/1000 [00:01<00:00, 800.00 examples/s]").iteration is None
+    # torchtitan colours its metrics: read once the colours are out, with no fast layout (its offsets would be off)
+    titan = "[titan] 2026-11-20 10:20:20,800 - root - INFO - \x1b[31mstep: 800  \x1b[32mloss:  3.0200  \x1b[39m"
+    assert (read_progress(titan).iteration, read_progress(titan).loss) == (800, 3.02)
+    assert progress_layout(titan.encode()) is None
 
 
 @pytest.mark.parametrize(("line", "iteration", "loss", "step"), [  # each framework's documented progress line

@@ -706,18 +706,21 @@ _FIELDS = ("iteration", "loss", "grad_norm", "step_time_s", "nan_iterations")
 def _message_at(line: str) -> tuple[int, str]:
     """Where a progress line's message starts in it, and the message: the last segment of a bar redrawn with `\r`
     (what the reader saw last), past its launcher prefix and header (Ray's "(RayTrainWorker pid=2211,
-    ip=10.0.0.10) ", kubectl's RFC3339 time), which the bar's pattern must not be preceded by."""
+    ip=10.0.0.10) ", kubectl's RFC3339 time), which the bar's pattern must not be preceded by. The start is -1 where
+    the message is not the line's own text: its colours taken out (torchtitan's metrics, "\x1b[31mstep: 800  \x1b[32m
+    loss: 3.02"), a rich panel's borders."""
     start = line.rfind("\r", 0, len(line.rstrip())) + 1
     segment = line[start:]
     message = split_header(segment).message
     at = segment.find(message) if message else -1
-    return (start + at, message) if at >= 0 else (start, segment)
+    return (start + at if at >= 0 else -1), message
 
 
 def _field_spans(line: str) -> dict[str, tuple[int, str, float]]:
     """Each progress field found: (where its number starts in the line, its text, the factor to seconds or 1)."""
     out: dict[str, tuple[int, str, float]] = {}
     base, message = _message_at(line)
+    base = max(base, 0)  # (read for its values only: progress_layout takes no offsets from such a line)
     m = _ITERATION.search(message)
     if m:
         g = next(i for i in (1, 4, 6, 7, 9, 11, 13, 14) if m.group(i) is not None)
@@ -760,6 +763,8 @@ class ProgressLayout:
 def progress_layout(raw: bytes) -> ProgressLayout | None:
     """The layout of a progress line, or None when a field is not a plain number (nan, inf): read those in full."""
     text = raw.decode("latin-1")  # one character per byte, so offsets are byte offsets
+    if _message_at(text)[0] < 0:
+        return None  # no offsets into the line to keep
     found = _field_spans(text)
     spans = []
     for name in _FIELDS:
