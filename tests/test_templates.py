@@ -21,6 +21,7 @@ from diagagent.analysis.logparse import (
     read_progress,
     read_progress_with,
     split_header,
+    without_zero_counts,
 )
 from diagagent.analysis.templates import (
     BLANK,
@@ -142,6 +143,8 @@ def test_levels_kinds_markers_and_cascade_words() -> None:
     assert content_level("ModuleNotFoundError: No module named 'x'") == "error"
     assert content_level("Segmentation fault (core dumped)") == "fatal"
     assert content_level("number of skipped iterations: 0 | number of nan iterations: 0 |") is None
+    assert "nan" not in without_zero_counts("lm loss: 2.07E+00 | number of skipped iterations:   0 | "
+                                            "number of nan iterations:   0 |")
     assert content_level("Retrying in 5 seconds") == "warning"
     assert line_kind('File "/a/b.py", line 3, in f') == "frame"
     assert line_kind('File "/a/b.py", line 3, in f [repeated 6x across cluster]') == "frame"

@@ -162,6 +162,11 @@ _STATUS_CODE = re.compile(r"\b(?:ABORTED|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|FA
                           r"UNIMPLEMENTED|ALREADY_EXISTS): ")
 _ZERO_COUNTS = re.compile(r"\b(?:errors?|fail(?:ed|ures?)|nan|skipped|timeouts?)[\w ]*[:=]\s*0\b", re.IGNORECASE)
 
+
+def without_zero_counts(text: str) -> str:
+    """A line without the counters that say nothing went wrong (Megatron's "number of nan iterations:   0")."""
+    return _ZERO_COUNTS.sub("", text)
+
 # what a rank prints when a peer failed: timeouts, lost peers, aborted communicators, the launcher's kill and summary
 _CASCADE = re.compile(
     r"watchdog|timed? ?out\b|timeout|heartbeat|remote (?:process|peer|rank|end)|by peer|peer (?:closed|reset|"
@@ -366,8 +371,7 @@ def content_level(message: str) -> Level | None:
         return "fatal" if _FATAL_WORDS.search(message) else "error"
     if _STATUS_CODE.search(message):
         return "error"
-    if _ZERO_COUNTS.search(message):
-        message = _ZERO_COUNTS.sub("", message)
+    message = without_zero_counts(message)
     if _ERROR_WORDS.search(message):
         return "error"
     if _WARNING_WORDS.search(message):

@@ -272,8 +272,12 @@ class Analyses:
         return out
 
     def search_schemata(self, texts: list[str], k: int = 5) -> list[SchemaHit]:
+        """The schemata nearest to what the evidence says; a counter at zero says nothing (a slow job's Megatron
+        line "number of nan iterations:   0" found the NaN schema, a hand-made slow-link incident)."""
+        from diagagent.analysis.logparse import without_zero_counts
+
         cache = self.schema_cache
-        return cache.search(texts, k) if cache is not None else []
+        return cache.search([without_zero_counts(t) for t in texts], k) if cache is not None else []
 
     def run_all(self) -> None:
         """Run every analyzer that has data, side by side (the logs, the probes then the stacks, which share the
