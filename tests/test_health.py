@@ -121,6 +121,11 @@ def test_dmesg_driver_messages_without_an_xid() -> None:
                       "[ 99.0] mlx5_core 0000:3b:00.0: mlx5_cmd_out_err:838:(pid 1234): CREATE_QP(0x500) op_mod(0x0) "
                       "failed, status bad parameter(0x3), syndrome (0x1234), err(-22)\n", "f", load_xid_catalog())
     assert [(s.kind, s.line, s.severity) for s in nic.signals] == [("nic_driver_error", 2, "error")]
+    # a work completion in error says the remote side did not answer: this node noticed, a peer or the fabric broke
+    cqe = parse_dmesg("[ 99.0] infiniband mlx5_1: mlx5_handle_error_cqe:332:(pid 0): WC error: 12, Message: transport "
+                      "retry counter exceeded\n[ 99.0] infiniband mlx5_1: dump_cqe:272:(pid 0): dump error cqe\n",
+                      "f", load_xid_catalog())
+    assert {(s.kind, s.severity) for s in cqe.signals} == {("rdma_completion_error", "warning")}
 
 
 def test_dmesg_amdgpu_page_fault_and_ras() -> None:

@@ -387,6 +387,14 @@ _DMESG_PLAIN = (
      "gpu_driver_error", "error",
      "the NVIDIA driver reported a failure on this node",
      "Read the NVRM lines around it; reset the GPU or reboot the node if they repeat."),
+    # an RDMA work completion in error on this node: the verbs' IBV_WC_RETRY_EXC_ERR (12) and IBV_WC_RNR_RETRY_EXC_ERR
+    # (13) mean the remote side never answered, so the suspect is a peer's link or the fabric, not this adapter
+    # (mlx5_ib's cq.c: 'mlx5_handle_error_cqe:332:(pid 0): WC error: 12, Message: transport retry counter exceeded',
+    # then 'dump_cqe:272:(pid 0): dump error cqe' and the completion's bytes)
+    (re.compile(r"WC error: 1[23]\b|(?:transport|RNR) retry counter exceeded|dump error cqe", re.IGNORECASE),
+     "rdma_completion_error", "warning",
+     "an RDMA completion in error: the remote side did not answer (a peer's link or the fabric)",
+     "Look for the peer whose link went down or whose port errors climb; this node is the one that noticed."),
     # an RDMA NIC driver's own failure, printed at its error level: mlx5_core's failed firmware command
     # ('mlx5_core 0000:3b:00.0: mlx5_cmd_out_err:838:(pid 1234): CREATE_QP(0x500) op_mod(0x0) failed, status bad
     # parameter(0x3), syndrome (0x1234)', drivers/net/ethernet/mellanox/mlx5/core/cmd.c), its health poller's fatal
