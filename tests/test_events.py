@@ -120,13 +120,16 @@ def test_corrupt_lines_gzip_progress_bars_and_a_job_wide_log_are_read(tmp_path: 
     (root / "logs" / "node-1" / "rank-0.log.gz").write_bytes(gzip.compress(body))
     (root / "logs" / "slurm-918273.out").write_text(
         "0: [2026-11-20 08:00:02,000] [INFO] [megatron] building GPT model ...\n"
-        "3: [2026-11-20 08:00:09,000] [ERROR] [megatron] rank 3 lost its NVLink peer\n")
+        "3: [2026-11-20 08:00:09,000] [ERROR] [megatron] rank 3 lost its NVLink peer\n"
+        "0: [rank2]: RuntimeError: CUDA error: unspecified launch failure\n")  # srun's task 0 is a node's torchrun
     f = _analyze(root)
     assert f.lines_skipped == 1
-    assert f.lines_read == 6
+    assert f.lines_read == 7
     assert f.hosts_with_logs == 2
     lost = [e for e in f.events if "NVLink peer" in e.template]
     assert lost and lost[0].first.host == "node-2" and lost[0].first.rank == 3
+    launch = [e for e in f.events if "unspecified launch failure" in e.template]
+    assert launch and launch[0].first.rank == 2  # torchrun's global rank, not srun's task id
     illegal = [e for e in f.events if "illegal memory access" in e.template]
     assert illegal and illegal[0].first.line == 4
 

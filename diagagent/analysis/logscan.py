@@ -464,8 +464,12 @@ class _FileReader:
             return None
         if m.group(1) == b"rank":
             return int(m.group(2))
-        if m.group(1) is None:  # srun --label's global task id, mpirun's, horovodrun's or Ray's global rank
-            return int(m.group(3) or m.group(4) or m.group(5))
+        if m.group(3) is not None:  # srun --label's task id, unless torchrun's own global rank follows it (a task
+            # that is one node's torchrun: "2: [rank13]: RuntimeError ...")
+            inner = _RANK_PREFIX.match(raw[m.end():])
+            return int(inner.group(2)) if inner is not None and inner.group(1) == b"rank" else int(m.group(3))
+        if m.group(1) is None:  # mpirun's, horovodrun's or Ray's global rank
+            return int(m.group(4) or m.group(5))
         local = int(m.group(2))
         ranks = self.local_ranks.get(self.lf.host or "", [])
         return ranks[local] if local < len(ranks) else None
