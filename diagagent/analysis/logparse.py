@@ -708,11 +708,11 @@ _FIELDS = ("iteration", "loss", "grad_norm", "step_time_s", "nan_iterations")
 
 
 def _message_at(line: str) -> tuple[int, str]:
-    """Where a progress line's message starts in it, and the message: the last segment of a bar redrawn with `\r`
-    (what the reader saw last), past its launcher prefix and header (Ray's "(RayTrainWorker pid=2211,
+    """Where a progress line's message starts in it, and the message: the last segment of a bar redrawn with carriage
+    returns (what the reader saw last), past its launcher prefix and header (Ray's "(RayTrainWorker pid=2211,
     ip=10.0.0.10) ", kubectl's RFC3339 time), which the bar's pattern must not be preceded by. The start is -1 where
-    the message is not the line's own text: its colours taken out (torchtitan's metrics, "\x1b[31mstep: 800  \x1b[32m
-    loss: 3.02"), a rich panel's borders."""
+    the message is not the line's own text: its colours taken out (torchtitan colours each of its metrics), a rich
+    panel's borders."""
     start = line.rfind("\r", 0, len(line.rstrip())) + 1
     segment = line[start:]
     message = split_header(segment).message

@@ -260,7 +260,7 @@ def _names_process(a: Analyses, pid: str) -> LogLocation | None:
     for e in [e for e in a.logs.events if naming.search(e.first.text)][:3]:
         at = next(((n, text) for n, text in a.bundle.iter_raw_lines(e.first.file) if named.search(text)), None)
         if at is not None:
-            return LogLocation(file=e.first.file, line=at[0], host=e.first.host, rank=e.first.rank, text=at[1])
+            return LogLocation(file=e.first.file, line=at[0], host=e.first.host, text=at[1])
     return None
 
 
