@@ -427,6 +427,11 @@ def test_a_loss_scale_collapse_restarts_from_before_its_first_overflow(tmp_path:
         d = diagnose(bundle, Settings(state_dir=tmp_path / "state"))
     assert (d.fault, d.iteration) == ("loss_scale_collapse", 5341)
     assert [(p.kind, p.from_step) for p in d.proposals] == [("restart", 5300)]
+    # a paste that begins with an overflow, before any step line, began after the onset: the step in progress is
+    # all it tells (dev:chinese-llama-alpaca-2-97)
+    late = lines[13:]
+    with Bundle.open(fx.write(tmp_path / "late", {"logs/node-0/launcher.log": "\n".join(late) + "\n"}, job)) as b:
+        assert diagnose(b, Settings(state_dir=tmp_path / "state")).iteration == s + 1
 
 
 def test_a_traceback_at_a_scripts_top_level_after_its_steps_is_in_training(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def test_a_submission_naming_a_host_outside_the_job_falls_back() -> None:
 def test_a_submission_contradicting_the_decisive_fault_falls_back() -> None:
     session, d = run(DECISIVE, submission(category="network", fault="nccl_timeout"))
     assert_fell_back(session, d, DECISIVE, "it says nccl_timeout (network)", "proves gpu_ecc_uncorrectable",
-                     "logs/sw-gpu-023/stdout.log:2")
+                     "logs/sw-gpu-023/stdout.log:11")
     session, d = run(DECISIVE, submission(fault=None))  # not naming what a line proves is no better
     assert_fell_back(session, d, DECISIVE, "it says no fault (hardware)")
 
@@ -103,7 +103,7 @@ def test_a_submission_blaming_another_node_than_the_decisive_line_falls_back_nam
                                                 redact="on"))
         holder["session"] = session
         d = session.diagnose()
-    assert_fell_back(session, d, DECISIVE, "it blames sw-gpu-022", "decisive line (e3, logs/sw-gpu-023/stdout.log:2) "
+    assert_fell_back(session, d, DECISIVE, "it blames sw-gpu-022", "decisive line (e1, logs/sw-gpu-023/stdout.log:11) "
                                                                    "is on sw-gpu-023")
 
 

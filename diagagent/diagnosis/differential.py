@@ -15,9 +15,11 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from diagagent.analysis.logparse import split_header
 from diagagent.contract import Candidate, Category, Stage
 
 Strength = Literal["decisive", "strong", "weak"]
+_PYTHON_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ")
 Tier = Literal["decisive", "strong", "weak", "schema", "unsure", "none"]
 ROLE_FACTOR = {"cause": 1.0, "context": 0.8, "symptom": 0.6}  # a cascade line proves its fault less
 DEVICE_STATE_FACTOR = 1.5  # a probe's or the kernel's word on the device outweighs an application's (capped at 1)
@@ -118,9 +120,12 @@ def match_lines(book: SignatureBook, lines: list[Line], stage: Stage | None = No
                 line=ln.model_copy(update={"device_state": True}) if s.device else ln, weight=weight(s, ln))
             for ln in lines for s in book.matches(ln.text, ln.where)]
     # equal weights keep the lines' order (the analyzers' ranking) but within one file go by line: where a repeated
-    # sign began, before the same sign fused onto a later progress bar (dev:transformers-14531)
+    # sign began, before the same sign fused onto a later progress bar (dev:transformers-14531); a Python exception
+    # first, the line its traceback ends with, before another line that says as much (NCCL's 'Cuda failure' WARN);
+    # not libstdc++'s 'what():', which repeats the error line logged before it (dev:graphgpt-44)
     files = {f: i for i, f in reversed(list(enumerate(h.line.file for h in hits)))}
-    return sorted(hits, key=lambda h: (-h.weight, files[h.line.file], h.line.line or 0))
+    return sorted(hits, key=lambda h: (-h.weight, files[h.line.file], not _PYTHON_EXCEPTION.match(
+        split_header(h.line.text).message), h.line.line or 0))
 
 
 def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category],

@@ -266,11 +266,13 @@ def _names_process(a: Analyses, pid: str) -> LogLocation | None:
 
 def _first_overflow(logs: LogFindings, hits: list[Hit]) -> int | None:
     """A loss-scale collapse's first abnormal iteration: the one in progress at its first overflow line (the last
-    progress line's iteration + 1), where the scale began to fall; the run of skipped steps ends long after it."""
+    progress line's iteration + 1), where the scale began to fall; the run of skipped steps ends long after it. None
+    when an overflow came before any progress line: the log begins after the onset (dev:chinese-llama-alpaca-2-97's
+    paste starts at the floor)."""
     at = {(loc.file, loc.line): loc.iteration for e in logs.events for loc in (e.first, *e.also)}
-    done = [it for h in hits
-            if h.fault == "loss_scale_collapse" and (it := at.get((h.line.file, h.line.line))) is not None]
-    return min(done) + 1 if done else None
+    seen = [at[key] for h in hits if h.fault == "loss_scale_collapse" and (key := (h.line.file, h.line.line)) in at]
+    done = [it for it in seen if it is not None]
+    return min(done) + 1 if done and len(done) == len(seen) else None
 
 
 def _from_stacks(a: Analyses, g: _Gathered) -> None:
