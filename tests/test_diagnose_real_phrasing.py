@@ -442,3 +442,24 @@ def test_a_traceback_at_a_scripts_top_level_after_its_steps_is_in_training(tmp_p
           "    loss.backward()\nRuntimeError: CUDA error: an illegal memory access was encountered\n")
     assert _diagnose(tmp_path / "a", {"logs/node-0/stdout.log": steps + tb}).stage == "training"
     assert _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": tb}).stage == "init"
+
+
+def test_a_fault_in_one_nodes_set_up_names_that_node_only_where_its_logs_alone_show_it(tmp_path: Path) -> None:
+    """NCCL's /dev/shm too small (a node's container) on one node of three: that node; on every node: none."""
+    job = ("job_id: '7'\nframework: deepspeed\nstatus: failed\nnodes:\n  - {host: w-0}\n  - {host: w-1}\n"
+           "  - {host: w-2}\n")
+    shm = "{h}:4242:4300 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-UbzKZ9 to 9637892 bytes\n"
+    peer = ("[rank{r}]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+            "ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.21.5\n")
+
+    def run(name: str, hosts_with_shm: set[str]):
+        files = {f"logs/{h}/ds.log": (shm.format(h=h) if h in hosts_with_shm else "") + peer.format(r=8 * i)
+                 for i, h in enumerate(("w-0", "w-1", "w-2"))}
+        with Bundle.open(fx.write(tmp_path / name, files, job)) as bundle:
+            return diagnose(bundle, Settings(state_dir=tmp_path / "state"))
+
+    one = run("one", {"w-2"})
+    assert (one.fault, one.faulty_hosts) == ("nccl_shm_exhausted", ["w-2"])
+    assert [p.kind for p in one.proposals] == ["none"] and "/dev/shm" in one.proposals[0].reason
+    every = run("every", {"w-0", "w-1", "w-2"})
+    assert (every.fault, every.faulty_hosts) == ("nccl_shm_exhausted", [])

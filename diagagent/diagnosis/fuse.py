@@ -84,6 +84,7 @@ class _Gathered:
     frames: dict[str, list[Evidence]] = field(default_factory=dict)  # a cited exception's id: the frames that raised it
     context: list[Evidence] = field(default_factory=list)
     query: list[str] = field(default_factory=list)  # what the schema cache is searched with
+    alone: set[str] = field(default_factory=set)  # nodes whose logs show a cause line no other node's do
 
 
 def _strong(level: str | None) -> bool:
@@ -200,6 +201,8 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         g.context.append(_cite_log(a, logs.last_said, "context", "what the job last said it was doing before it failed"))
     for node in logs.nodes[:MAX_NAMED]:
         evs = [by_event[e] for e in node.events if e in by_event]
+        if evs and "exclusive" in node.signals and logs.hosts_with_logs > 1:
+            g.alone.add(node.host)
         # node ranks without any cause event are weak votes, unless the other nodes single the node out: they name
         # it in their errors and it lacks the cascade they all print (a node that died says nothing of its own)
         strong = causes or {"named", "missing"} <= set(node.signals)
@@ -514,7 +517,9 @@ def _named_nodes(g: _Gathered, schema: FailureSchema | None, job_hosts: set[str]
         node_local = schema.category in ("hardware", "network") or (
             schema.category == "infrastructure" and schema.spatial == "one_node")
         if not node_local or schema.spatial == "all_nodes":
-            named = [(h, s) for h, s in named if sources[h].get("health", 0.0) >= 1.0]
+            # a probe's verdict names the node; so do its logs alone where the fault lives in a node's own set-up
+            alone = g.alone if schema.node_environment else set()
+            named = [(h, s) for h, s in named if sources[h].get("health", 0.0) >= 1.0 or h in alone]
     return [NodeScore(host=h, score=round(s, 4), reason="; ".join(g.votes.reasons.get(h, [])[:3]),
                       evidence=g.votes.evidence.get(h, [])[:6]) for h, s in named[:MAX_NAMED]]
 

@@ -81,6 +81,9 @@ class FailureSchema(BaseModel):
     # the answer only when no root schema explains the evidence
     cascade: bool = False
     spatial: Spatial = "one_node"
+    # the fault lives in a node's own set-up (its driver, /dev/shm, resolver, mounts, limits), whatever its spatial:
+    # where one node's logs alone show it, that node is named; where every node shows it, none is
+    node_environment: bool = False
     temporal: list[Stage] = Field(default_factory=lambda: ["training"])
     discriminating_checks: list[str] = Field(default_factory=list)
     actions: list[RecommendedAction] = Field(default_factory=list)
