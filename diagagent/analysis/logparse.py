@@ -720,11 +720,12 @@ def _message_at(line: str) -> tuple[int, str]:
     return (start + at if at >= 0 else -1), message
 
 
-def _field_spans(line: str) -> dict[str, tuple[int, str, float]]:
-    """Each progress field found: (where its number starts in the line, its text, the factor to seconds or 1)."""
+def _field_spans(line: str) -> tuple[dict[str, tuple[int, str, float]], bool]:
+    """Each progress field found: (where its number starts in the line, its text, the factor to seconds or 1); and
+    whether those starts are offsets into the line (not where its message is not the line's own text)."""
     out: dict[str, tuple[int, str, float]] = {}
     base, message = _message_at(line)
-    base = max(base, 0)  # (read for its values only: progress_layout takes no offsets from such a line)
+    in_line, base = base >= 0, max(base, 0)
     m = _ITERATION.search(message)
     if m:
         g = next(i for i in (1, 4, 6, 7, 9, 11, 13, 14) if m.group(i) is not None)
@@ -737,7 +738,7 @@ def _field_spans(line: str) -> dict[str, tuple[int, str, float]]:
     if m:
         unit = m.group(1) or m.group(2) or m.group(4) or ("ms" if "(ms)" in m.group(0) else "s")
         out["step_time_s"] = (base + m.start(3), m.group(3), 0.001 if unit == "ms" else 1.0)
-    return out
+    return out, in_line
 
 
 def _progress_of(values: dict[str, float | None]) -> Progress:
@@ -750,7 +751,7 @@ def _progress_of(values: dict[str, float | None]) -> Progress:
 def read_progress(line: str) -> Progress:
     """Iteration, loss, grad norm and step time of a progress line (any of them None when the line lacks it)."""
     values = {}
-    for name, (_, text, scale) in _field_spans(line).items():
+    for name, (_, text, scale) in _field_spans(line)[0].items():
         value = _number(text)
         values[name] = value * scale if value is not None else None
     return _progress_of(values)
@@ -767,9 +768,9 @@ class ProgressLayout:
 def progress_layout(raw: bytes) -> ProgressLayout | None:
     """The layout of a progress line, or None when a field is not a plain number (nan, inf): read those in full."""
     text = raw.decode("latin-1")  # one character per byte, so offsets are byte offsets
-    if _message_at(text)[0] < 0:
+    found, in_line = _field_spans(text)
+    if not in_line:
         return None  # no offsets into the line to keep
-    found = _field_spans(text)
     spans = []
     for name in _FIELDS:
         if name not in found:

@@ -19,10 +19,11 @@ from diagagent.analysis.logparse import split_header
 from diagagent.contract import Candidate, Category, Stage
 
 Strength = Literal["decisive", "strong", "weak"]
-_PYTHON_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ")
 Tier = Literal["decisive", "strong", "weak", "schema", "unsure", "none"]
 ROLE_FACTOR = {"cause": 1.0, "context": 0.8, "symptom": 0.6}  # a cascade line proves its fault less
 DEVICE_STATE_FACTOR = 1.5  # a probe's or the kernel's word on the device outweighs an application's (capped at 1)
+# a Python exception line ("RuntimeError: ..."), narrower than logparse's exception lines: not libstdc++'s "what():"
+_PYTHON_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception): ")
 SCHEMA_WEIGHT = 0.7  # the best schema adds this much, times its score squared, to its fault: a close match of the
 # exact text (0.9 and more) weighs about as much as a strong signature, a loose one (0.5) little
 MAX_CANDIDATES = 3

@@ -260,10 +260,13 @@ def _names_process(a: Analyses, pid: str) -> LogLocation | None:
     if seen is not None:
         return seen
     naming = re.compile(_NAMES_A_PROCESS + r"\d+\b")
+    hosts: dict[str, str | None] = {}  # each file read once, in its first event's place, with that event's host
     for e in [e for e in a.logs.events if naming.search(e.first.text)][:3]:
-        at = next(((n, text) for n, text in a.bundle.iter_raw_lines(e.first.file) if named.search(text)), None)
+        hosts.setdefault(e.first.file, e.first.host)
+    for file, host in hosts.items():
+        at = next(((n, text) for n, text in a.bundle.iter_raw_lines(file) if named.search(text)), None)
         if at is not None:
-            return LogLocation(file=e.first.file, line=at[0], host=e.first.host, text=at[1])
+            return LogLocation(file=file, line=at[0], host=host, text=at[1])
     return None
 
 
