@@ -36,12 +36,13 @@ Part = Literal["logs", "flows", "stacks", "probes"]
 TARBALLS = (".tar.gz", ".tgz", ".tar")
 PARTS: tuple[Part, ...] = ("logs", "flows", "stacks", "probes")
 
-_LOG_SUFFIXES = tuple(f"{base}{packing}" for base in (".log", ".txt", ".out", ".err") for packing in ("", ".gz", ".zst"))
+_LOG_SUFFIXES = tuple(f"{base}{packing}" for base in (".log", ".txt", ".out", ".err", ".jsonl", ".ndjson")
+                      for packing in ("", ".gz", ".zst"))
 _FLOW_SUFFIXES = (".csv", ".csv.gz", ".parquet")
 
 
 def _strip_suffixes(name: str) -> str:
-    for suffix in (".gz", ".zst", ".txt", ".json", ".log", ".out", ".err"):
+    for suffix in (".gz", ".zst", ".txt", ".json", ".jsonl", ".ndjson", ".log", ".out", ".err"):
         name = name.removesuffix(suffix)
     return name
 

@@ -35,7 +35,7 @@ FLUSH_BYTES = 32 << 20  # routed lines held before they are written out
 OPEN_FILES = 256  # output files kept open at once (more are reopened to append)
 SAMPLE_LINES = 2000  # non-blank lines that decide a stream's prefix format
 ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
-_LOG_EXT = (".log", ".txt", ".out", ".err")
+_LOG_EXT = (".log", ".txt", ".out", ".err", ".jsonl", ".ndjson")
 _NOT_LOGS = ("job.yaml", "job.yml", "truth.json")
 _PARTS_AS_IS = ("probes", "stacks", "flows")  # a directory laid out like a bundle: these are copied unchanged
 

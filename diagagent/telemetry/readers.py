@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING
 
 from diagagent.telemetry.errors import IssueKind, ReadIssue
 from diagagent.telemetry.limits import ReadBudget
+from diagagent.telemetry.records import render_record, sniff_records
 
 if TYPE_CHECKING:
     import numpy as np
@@ -209,6 +210,7 @@ class LineChunks:
         self.bytes = 0  # (decompressed) bytes read
         self.kept = 0  # lines handed on (blank runs count once)
         self.cut: list[int] = []  # lines longer than max_line, cut there
+        self.records: bool | None = None  # JSON-lines log records, each handed on as the plain line it stands for
 
     # --- bytes --------------------------------------------------------------------------------------------
 
@@ -222,6 +224,9 @@ class LineChunks:
             source = ((data, len(data)) for data in _compressed_blocks(raw, kind, self.block)) if kind \
                 else self._reads(raw)
             for data, n in source:
+                if self.records is None:  # (known by the first block's first lines)
+                    self.records = sniff_records(bytes(data[:min(n, 1 << 16)]))
+                    self.blocks = self.blocks and not self.records
                 room = min(limits.file_bytes - self.bytes, budget.bytes_left)
                 if n > room:
                     n = max(room, 0)
@@ -330,7 +335,7 @@ class LineChunks:
                 if cut:
                     self.cut.append(first)
                 self.kept += len(lines)
-                yield first, lines
+                yield first, self._rendered(lines)
             self.lines += n
             budget.lines_left -= n
         if over:
@@ -345,12 +350,15 @@ class LineChunks:
                 continue
             lines = self._fit(body[pos:start].split(b"\n"), lineno)  # ends with the run's first blank line
             self.kept += len(lines)
-            yield lineno, lines
+            yield lineno, self._rendered(lines)
             lineno += len(lines) - 1 + run
             pos = end
         lines = self._fit(body[pos:].split(b"\n"), lineno)
         self.kept += len(lines)
-        yield lineno, lines
+        yield lineno, self._rendered(lines)
+
+    def _rendered(self, lines: list[bytes]) -> list[bytes]:
+        return [render_record(line) if line[:1] == b"{" else line for line in lines] if self.records else lines
 
     def _fit(self, lines: list[bytes], first: int) -> list[bytes]:
         """`lines`, each longer than max_line cut there (and counted)."""
