@@ -463,3 +463,26 @@ def test_a_fault_in_one_nodes_set_up_names_that_node_only_where_its_logs_alone_s
     assert [p.kind for p in one.proposals] == ["none"] and "/dev/shm" in one.proposals[0].reason
     every = run("every", {"w-0", "w-1", "w-2"})
     assert (every.fault, every.faulty_hosts) == ("nccl_shm_exhausted", [])
+
+
+def test_a_nan_in_the_baselines_loggers_table_and_its_fp16_skips_are_evidence(tmp_path: Path) -> None:
+    """OpenAI's baselines logger (guided-diffusion's) dumps a `| key | value |` table; its fp16 trainer says 'Found NaN,
+    decreased lg_loss_scale' on each skipped step, with no level or error word."""
+    table = "-" * 29 + "\n| lg_loss_scale | -1.62e+04 |\n| loss          | nan       |\n| step          | 1.53e+05  |\n"
+    d = _diagnose(tmp_path / "t", {"logs/node-0/stdout.log": table + "-" * 29 + "\n"})
+    assert (d.fault, _cited(d)) == ("nan_loss_divergence", [3])
+    skips = "".join(f"Found NaN, decreased lg_loss_scale to -{16199 + i}.354\n" for i in range(5))
+    d = _diagnose(tmp_path / "s", {"logs/node-0/stdout.log": "step 1 loss 2.0\n" + skips})
+    assert d.fault == "loss_scale_collapse" and 2 in _cited(d)
+
+
+def test_a_failure_before_the_first_step_of_a_paste_that_begins_mid_run_is_not_init(tmp_path: Path) -> None:
+    """A paste whose first step is 30000 and that loaded no checkpoint began in the middle of the run: its first lines
+    are not set-up; the words around decide (a save), else training."""
+    cause = "W0000 00:00:1715498963.019816  583764 curl_transport.cc:444] Error [28]=Timeout was reached\n"
+    saved = "2024-05-12T07:29:27 - 0 - levanter.checkpoint - INFO :: Saved checkpoint to gs://b/run/step-30000\n"
+    step = "step 30000[01:04, 15.94s/it]\n"
+    assert _diagnose(tmp_path / "a", {"logs/node-0/stdout.log": cause + saved + step}).stage == "checkpoint"
+    assert _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": cause + step}).stage == "training"
+    first = "step 1[00:01, 15.94s/it]\n"  # a run from its start: what failed before its first step was set-up
+    assert _diagnose(tmp_path / "c", {"logs/node-0/stdout.log": cause + first}).stage == "init"

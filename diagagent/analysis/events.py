@@ -266,11 +266,16 @@ def _stage_at(scan: LogScan, occ: Occurrence | None, tl: _Timeline) -> StageName
             # after the training loop's bar reached its total, what the lines around say (a crash at exit freeing
             # memory, after 'destroy_process_group() was not called', dev:ms-swift-5109)
             return _stage_of_words_around(scan, occ) or occ.stage  # type: ignore[return-value]
-        if occ.stage == "init" and tl.last_iteration is None and all(line > occ.line for line, _, _ in own.transitions):
+        began_mid_run = own.first_iteration is not None and own.first_iteration > 1 and own.resume_step is None
+        if occ.stage == "init" and (tl.last_iteration is None or began_mid_run) \
+                and all(line > occ.line for line, _, _ in own.transitions):
             # init only as the file's stage before any marker: what was said around the failure decides first
             # (accelerate's 'Saving current state to ...' before a timeout, DeepSpeed's save marker after it,
-            # dev:videox-fun-89)
-            return _stage_of_words_around(scan, occ) or occ.stage  # type: ignore[return-value]
+            # dev:videox-fun-89); so in a paste that begins in the middle of a run, its first step far past 1 with no
+            # checkpoint loaded (a GCS write stalling before levanter's 'Saved checkpoint', dev:levanter-578), where
+            # with no words it was training
+            fallback = "training" if began_mid_run else occ.stage
+            return _stage_of_words_around(scan, occ) or fallback  # type: ignore[return-value]
         return occ.stage  # type: ignore[return-value]
     if tl.last_iteration is None:  # no iteration logged: init only when the words around the failure say so
         return _stage_of_words_around(scan, occ)

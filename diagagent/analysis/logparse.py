@@ -149,11 +149,13 @@ _ERROR_WORDS = re.compile(
 # dev:apex-834), DeepSpeed's '[INFO] ... OVERFLOW! Rank 0 Skipping step' (dev:transformers-14531); so is a stall
 # (Horovod's stall inspector: 'Stalled ops:', 'Stalled ranks:', dev:horovod-100, whose next sentence says 'which
 # will cause deadlock', an error word)
+# (guided-diffusion's fp16 trainer on a step it skips: 'Found NaN, decreased lg_loss_scale to -16199.354', with no
+# header or other word, dev:guided-diffusion-50)
 # (an object store's refusal for too many requests: GCS's 429 '"message": "The total number of changes to the object
 # ... exceeds the rate limit', dev:kubeflow-examples-318; S3's 503 'SlowDown: Please reduce your request rate.')
 _WARNING_WORDS = re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retrying|slow(?:er)?|throttl\w*|"
                             r"degraded|unstable|overflow|stall(?:ed|ing)?|rate limit(?:ed)?|too many requests|"
-                            r"reduce your request rate)\b", re.IGNORECASE)
+                            r"reduce your request rate|found nan)\b", re.IGNORECASE)
 # absl::Status in its text form ("CODE: message") is a failure whatever the logger's level: JAX's xla_bridge logs at
 # INFO "Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid 176028"
 # (dev:jax-22070). The codes of absl/status/status.h that report a failure (not CANCELLED, UNKNOWN or OK)
@@ -231,7 +233,10 @@ _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
     ("ckpt_start", re.compile(
         r"saving (?:model |the |a |distributed |async )?checkpoint|about to be saved|save_checkpoint|"
         r"saving model (?:checkpoint|state|weights)|writing checkpoint|checkpointing at|dcp\.save|"
-        r"start(?:ing)? (?:to )?sav(?:e|ing) checkpoint", re.IGNORECASE)),
+        r"start(?:ing)? (?:to )?sav(?:e|ing) checkpoint|"
+        # latent-diffusion's main.py (Stable Diffusion's and taming-transformers' too) before melk() saves last.ckpt
+        # on a crash or signal (dev:lambdalabsml-examples-41)
+        r"^summoning checkpoint", re.IGNORECASE)),
     ("eval_end", re.compile(r"validation loss at|eval(?:uation)? (?:results|metrics|done|finished|complete)|"
                             r"\*+ eval metrics \*+|end of validation|finished evaluat", re.IGNORECASE)),
     ("eval_start", re.compile(r"running evaluation|^evaluating\b|start(?:ing)? (?:evaluation|validation)|"
@@ -251,10 +256,11 @@ _NUM = r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf(?:init
 # BigDL's "Loss is Infinity." (dev:ipex-llm-1486) name the value without a colon
 # a loss, also summed over its terms ("losses: nan", dev:nlut-12)
 # a loss by its name, or a named one ('loss_net: nan', dev:medicaldataaugmentationtool-verse-31), never fp16's loss scale
-# (Detectron2's "total_loss: 2.346" before its terms; Composer's "loss/train/total: 2.3456")
+# (Detectron2's "total_loss: 2.346" before its terms; Composer's "loss/train/total: 2.3456"); a row of the table that
+# OpenAI's baselines logger prints each dump ("| loss          | nan       |", guided-diffusion's, dev:guided-diffusion-50)
 _LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\btotal_loss|\bloss/train/total|\blosses|"
                    r"\bloss(?:_(?!scale)[a-z]+)?)\b['\"]?\s*"
-                   r"(?:value)?\s*(?:[:=]|\bis\b)?\s*['\"]?"
+                   r"(?:value)?\s*(?:[:=|]|\bis\b)?\s*['\"]?"
                    + _NUM + r"(?!\w)", re.IGNORECASE)
 _GRAD_NORM = re.compile(r"\bgrad[ _]?norm\b['\"]?\s*[:=]\s*['\"]?" + _NUM, re.IGNORECASE)
 _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? time \((m?s)\)|train_step_timing in s|"
@@ -504,7 +510,9 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
     ("checkpoint", re.compile(r"(?i)sav(?:e|ing)[_ ](?:the )?(?:model[_ ])?(?:checkpoint|ckpt|state|pretrained)|"
                               r"Saving current state to|Saving DeepSpeed Model|"
                               r"save_checkpoint|torch\.save\b|checkpoint.{0,20}sav(?:e|ing)|write.{0,30}checkpoint|"
-                              r"PytorchStreamWriter|save_pretrained|save_model\b")),
+                              r"PytorchStreamWriter|save_pretrained|save_model\b|"
+                              # latent-diffusion's melk() (dev:lambdalabsml-examples-41; its marker above)
+                              r"Summoning checkpoint")),
     # (pydantic's "1 validation error for DeepSpeedZeroConfig" is a config check, dev:deepspeed-6525; nccl-tests'
     # echo of its arguments "... iters: 20 validation: 1" a flag, dev:nccl-473)
     # (mmcv's ProgressBar, which its EvalHook's single_gpu_test prints: '[>>>>   ] 6/15, 0.6 task/s, elapsed: 10s,
