@@ -103,6 +103,36 @@ def test_launcher_prefixes(tmp_path: Path, text: str, files: dict[str, int], lab
     assert any(label in note for note in job_of(root)["inferred"])
 
 
+def test_a_ray_driver_log_is_split_by_worker_ip_and_names_the_node_whose_gpu_failed(tmp_path: Path) -> None:
+    """Ray's driver log holds every worker's lines behind `(RayTrainWorker pid=N, ip=A)`; torchrun's `[rankN]:`
+    behind it places the rank. The node is the one whose rank printed the ECC error, not the driver's, whose 'Trial
+    task failed' only one node prints too."""
+    w = "(RayTrainWorker pid={pid}, ip=10.0.0.{n}) "
+    lines = ["2026-11-20 08:00:01,000\tINFO worker.py:1749 -- Connecting to existing Ray cluster",
+             "(TorchTrainer pid=5100) Started distributed worker processes:",
+             w.format(pid=5201, n=1) + "Setting up process group for: env:// [rank=0, world_size=2]",
+             "\x1b[36m" + w.format(pid=5301, n=2).rstrip() + "\x1b[0m Setting up process group for: env:// [rank=1, "
+             "world_size=2]",
+             w.format(pid=5201, n=1) + "Epoch 0:  10%|#         | 100/1000 [01:40<15:00,  1.00it/s, loss=2.31]",
+             w.format(pid=5301, n=2) + "[rank1]: Traceback (most recent call last):",
+             w.format(pid=5301, n=2) + '[rank1]:   File "/app/train.py", line 80, in train_func',
+             w.format(pid=5301, n=2) + "[rank1]: RuntimeError: CUDA error: uncorrectable ECC error encountered",
+             w.format(pid=5201, n=1) + "[rank0]:[E1120 08:12:00.000000000 ProcessGroupNCCL.cpp:1484] [PG 0 Rank 0] "
+             "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE) ran for 600010 "
+             "milliseconds before timing out.",
+             "2026-11-20 08:12:05,000\tERROR tune_controller.py:1331 -- Trial task failed for trial TorchTrainer_abc"]
+    src = tmp_path / "driver.log"
+    src.write_text("\n".join(lines) + "\n")
+    root = bundle_from_logs([src], tmp_path / "b")
+    job = job_of(root)
+    assert job["nodes"] == [{"host": "10.0.0.1", "ranks": [0]}, {"host": "10.0.0.2", "ranks": [1]}]
+    assert any("Ray worker prefixes" in note for note in job["inferred"])
+    assert len((root / "logs/10.0.0.2/driver.log").read_text().splitlines()) == 4
+    with Bundle.open(root) as b:
+        d = diagnose(b, Settings(state_dir=tmp_path / "state"))
+    assert (d.fault, d.faulty_hosts) == ("gpu_ecc_uncorrectable", ["10.0.0.2"])
+
+
 def test_torchrun_prefixes_give_the_ranks_of_a_plain_file(tmp_path: Path) -> None:
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "node-1.log").write_text("[default0]:a\n[default1]:b\nnode-1:5:6 [0] NCCL INFO x\n")

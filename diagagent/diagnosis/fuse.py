@@ -500,6 +500,19 @@ def _decide(a: Analyses, hits: list[Hit], hit: SchemaHit | None) -> Decision:
     return decide(book, hits, categories, (hit.fault, hit.score) if hit else None, checks)
 
 
+def _vote_for_the_faults_own_lines(g: _Gathered, decision: Decision, schema: FailureSchema | None) -> None:
+    """A device fault decided by a line that proves it: the node that printed the line holds the device, so its vote
+    is whole (a rank's 'CUDA error: uncorrectable ECC error encountered' outweighs the driver's 'Trial task failed' on
+    another node, which only one node prints too: a Ray driver log split by its worker prefixes). Network faults are
+    left out: a link's errors are printed by the peers that lost it as often as by its own node; so are probe lines,
+    whose node the health analyzer already judged."""
+    if schema is None or schema.category != "hardware" or decision.tier == "weak":
+        return
+    for h in decision.hits:
+        if h.line.where == "logs" and h.line.role == "cause" and h.line.host and h.signature.strength != "weak":
+            g.votes.add(h.line.host, "logs", 1.0, f"its own lines show {decision.fault} ({h.signature.id})")
+
+
 def _named_nodes(g: _Gathered, schema: FailureSchema | None, job_hosts: set[str]) -> list[NodeScore]:
     """The nodes that hold the fault: the top one, and others only as strong and confirmed by a second witness.
 
@@ -688,6 +701,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     if shown is not None:  # the fault's schema whose Xid the evidence shows (Xid 94's, over a closer Xid 48's)
         schemata[shown.fault] = shown
     fault_schema = schemata.get(decision.fault) if decision.fault else None
+    _vote_for_the_faults_own_lines(g, decision, fault_schema)
     named = _named_nodes(g, fault_schema, set(bundle.job.hosts))
     decided = [h for h in decision.hits if h.line.role != "symptom" or decision.tier == "weak"] if decision.fault else []
     proof += [e for e in _cite_hits(a, g, decided, min_weight=0.0) if e not in proof]

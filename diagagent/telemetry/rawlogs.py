@@ -56,6 +56,11 @@ FORMATS = (
     Format("kubectl", "kubectl --prefix prefixes", re.compile(rb"\[pod/([\w.-]+)/[\w.-]+\] "), "host"),
     Format("pdsh", "pdsh / DeepSpeed launcher prefixes",
            re.compile(rb"([A-Za-z0-9][A-Za-z0-9.-]*[0-9-][A-Za-z0-9.-]*|\d+\.\d+\.\d+\.\d+): "), "host"),
+    # Ray's driver log, which holds every worker's output behind the worker's prefix, coloured on a terminal:
+    # "(RayTrainWorker pid=2211, ip=10.0.0.10) ...", the raylet's "(raylet, ip=10.0.7.57) ..." (dev:ray-47461)
+    Format("ray", "Ray worker prefixes",
+           re.compile(rb"(?:\x1b\[[\d;]*m)?\([\w.:-]+(?: pid=\d+)?, ip=([\d.]+|[0-9a-fA-F:]+)\)(?:\x1b\[[\d;]*m)? ?"),
+           "host"),
     # a stream of NCCL_DEBUG output from several hosts: "node-017:1234:5678 [3] NCCL INFO ..." on (nearly) every line
     Format("nccl", "NCCL headers", re.compile(rb"([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] "), "host"),
 )
@@ -374,6 +379,7 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
     unhosted: set[bytes] = set()  # rank keys whose host no line has named yet
     task_hosts: dict[int, str] = {}
     follow: str | None = None  # (NCCL headers) the file of the last line with a header
+    placed: dict[int, str] = {}  # (host prefixes) a rank's host, by the first line that names both
     for lines in blocks:
         size = 0
         for line in lines:
@@ -405,6 +411,10 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
                     facts.hosts.setdefault(host, None)
                     rel = rel_of[key] = f"logs/{host}/{name}"
             outs.buffer(rel).append(line)
+            if not by_rank and line.startswith(b"[rank", m.end()):  # torchrun's rank behind a host's prefix
+                t = _TORCHRUN.match(line, m.end())
+                if t is not None:
+                    placed.setdefault(int(t.group(2)), rel.split("/")[1])
             if fmt.name == "nccl":
                 follow = rel
             size += len(line)
@@ -416,6 +426,12 @@ def _route(src: Source, raw: IO[bytes], outs: _Outputs, facts: _Facts, issues: l
         outs.pending += size
         if outs.pending > FLUSH_BYTES:
             outs.flush()
+    for rank, host in placed.items():
+        if rank not in facts.rank_host:
+            facts.rank_host[rank] = host
+            facts.host_ranks.setdefault(host, set()).add(rank)
+    if placed:
+        facts.methods.setdefault("ranks from torchrun's [rankN] after them", None)
     from_srun = from_folder = 0
     if by_rank:
         for key in rel_of:
