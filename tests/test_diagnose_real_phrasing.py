@@ -486,3 +486,14 @@ def test_a_failure_before_the_first_step_of_a_paste_that_begins_mid_run_is_not_i
     assert _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": cause + step}).stage == "training"
     first = "step 1[00:01, 15.94s/it]\n"  # a run from its start: what failed before its first step was set-up
     assert _diagnose(tmp_path / "c", {"logs/node-0/stdout.log": cause + first}).stage == "init"
+
+
+def test_an_exception_of_any_class_name_behind_its_module_path_is_a_cause_from_a_running_kernel(tmp_path: Path) -> None:
+    """Triton's OutOfResources ends in none of Error, Exception, ...; its module path says it is an exception. A
+    compute kernel's failure says the model was running."""
+    line = ("triton.runtime.autotuner.OutOfResources: out of resource: shared memory, Required: 663808, "
+            "Hardware limit: 101376. Reducing block sizes or `num_stages` may help.\n")
+    d = _diagnose(tmp_path / "t", {"logs/node-0/stdout.log": line})
+    assert _cited(d) == [1] and d.stage == "training"
+    d = _diagnose(tmp_path / "n", {"logs/node-0/stdout.log": "torch.distributed.run: setting OMP_NUM_THREADS\n"})
+    assert _cited(d) == []  # a logger's dotted name, lowercase: no exception

@@ -112,7 +112,10 @@ _EXCEPTION_LINE = re.compile(
     r"^(?:[A-Za-z_][\w]*\.)*(?:[A-Z][\w]*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Timeout|Warning)"
     r"|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclRemoteError|"
     r"ncclInvalidArgument)\b(?::|$)"
-    r"|what\(\):\s")  # libstdc++'s "terminate called after throwing an instance of 'X'" then "  what():  <message>"
+    r"|what\(\):\s"  # libstdc++'s "terminate called after throwing an instance of 'X'" then "  what():  <message>"
+    # a class of any name behind its module's path, as Python prints an uncaught exception: Triton's
+    # "triton.runtime.autotuner.OutOfResources: out of resource: shared memory, Required: ..." (dev:mamba-387)
+    r"|(?:[a-z_][a-z0-9_]*\.){2,}[A-Z][A-Za-z0-9]*:\s")
 # a frame: Python's, c10's "frame #3:", gdb's "#3 0x... in", Java's "at pkg.Class.method(", and rich.traceback's
 # "/path/file.py:989 in to" or "in to:989" (rich's documented panel, once split_header has peeled its borders)
 _FRAME = re.compile(r'^(?:File "[^"]*", line \d+|frame #\d+:|#\d+ +0x[0-9a-f]+ in |at [\w.$<>]+\(|'
@@ -523,7 +526,12 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
     ("training", re.compile(r"(?i)\btrain(?:ing|er|_step|_batch|_loop)?\b|fit_loop|optimizer\.step|\bbackward\b|"
                             r"rollout|generate_sequences|log_probs?\b|compute_(?:log_prob|ref|values|advantage)|"
                             r"update_(?:actor|policy|critic|weights?)|sleep mode|wake up|\bepoch\b|\bppo\b|\bgrpo\b|"
-                            r"\bloss\b|tokens?/s|samples?/s|Skipping step|OVERFLOW!|autocast")),
+                            r"\bloss\b|tokens?/s|samples?/s|Skipping step|OVERFLOW!|autocast|"
+                            # a compute kernel that failed as the model ran: cuDNN's and cuBLAS's status codes
+                            # (dev:freezed-1), a Triton kernel compiled at its first call (dev:llamafactory-5784) or
+                            # out of shared memory (dev:mamba-387), FlashAttention's checks (dev:flash-attention-775)
+                            r"CUDNN_STATUS_[A-Z_]+|CUBLAS_STATUS_[A-Z_]+|triton\.compiler|OutOfResources|"
+                            r"FlashAttention")),
     # (a checkpoint loaded to resume: 'Loading checkpoint: ./checkpoints/MACE_run-1_epoch-7.pt', dev:mace-1348;
     # DeepSpeed's '[Torch] Loading checkpoint from /home/...', dev:glm-136; JIT-built kernels before the first step:
     # torch.utils.cpp_extension's 'Building extension module X...', dev:modelscope-134, Megatron's '> compiling and
