@@ -51,9 +51,14 @@ def _jumps(history: list[float], values: list[float], factor: float) -> bool:
 
 
 def _slows(recent: list[float], steps: list[float], ratio: float, least: int) -> bool:
+    """Whether logscan._slowdown's first tests pass on any step: past ratio x the window's mean, or (a full window)
+    past ratio x its older half's mean."""
     window = list(recent)
     for s in steps:
         if len(window) >= least and s > ratio * sum(window) / len(window):
+            return True
+        half = window[:WINDOW // 2]
+        if len(window) == WINDOW and s > ratio * sum(half) / len(half):
             return True
         window = (window + [s])[-WINDOW:]
     return False

@@ -90,3 +90,24 @@ def test_a_shippers_record_file_is_diagnosed_with_its_own_line_numbers(tmp_path:
     cited = {e.line: e for e in d.evidence}
     assert 4 in cited and cited[4].text.startswith("2026-11-20T08:02:04.000Z ERROR [rank0]: torch.distributed")
     assert d.stage == "training" and d.iteration == 121
+
+
+def test_a_kernel_journal_exported_as_json_is_read_as_the_nodes_dmesg(tmp_path: Path) -> None:
+    """`journalctl -k -o json > probes/<host>/journal-k.json`: JSON-lines, not the one JSON document of a structured
+    probe; its records are the kernel's lines."""
+    def kernel(us: int, priority: str, message: str) -> str:
+        return json.dumps({"__REALTIME_TIMESTAMP": str(us), "_HOSTNAME": "node-1", "SYSLOG_IDENTIFIER": "kernel",
+                           "PRIORITY": priority, "MESSAGE": message})
+
+    journal = [kernel(1795161482000000, "5", "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  565.57.01"),
+               kernel(1795163461240000, "3", "Out of memory: Killed process 715 (python) total-vm:291837120kB, "
+                                             "anon-rss:231104412kB, file-rss:98304kB, shmem-rss:0kB, UID:0")]
+    job = 'job_id: "9"\nframework: other\nstatus: failed\nnodes:\n  - {host: node-0}\n  - {host: node-1}\n'
+    files = {"probes/node-1/journal-k.json": "\n".join(journal) + "\n",
+             "logs/node-1/torchrun.log": "  exitcode  : -9 (pid: 715)\n",
+             "logs/node-0/torchrun.log": "[rank0]: RuntimeError: NCCL communicator was aborted on rank 0.\n"}
+    with Bundle.open(fx.write(tmp_path / "b", files, job)) as bundle:
+        d = diagnose(bundle, Settings(state_dir=tmp_path / "state"))
+        assert not bundle.issues
+    assert (d.fault, d.faulty_hosts) == ("host_oom_killed", ["node-1"])
+    assert any(e.file == "probes/node-1/journal-k.json" and e.line == 2 for e in d.evidence)

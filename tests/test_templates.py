@@ -214,12 +214,16 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     ("completed step: 100, seconds: 0.512, TFLOP/s/device: 150.123, loss: 2.346", 100, 2.346, 0.512),  # MaxText
     ("step:100 - actor/pg_loss:0.123 - timing_s/step:12.345", 100, None, 12.345),  # verl's console logger
     ("[batch=100/1000]: Train loss/train/total: 2.3456", 100, 2.3456, None),  # Composer
-    ("1|100|Loss: 2.345600128364563:  10%|█         | 100/1000 [01:00<09:00,  1.67it/s]", 100, 2.3456001, None),
+    ("1|100|Loss: 2.345600128364563:  10%|█         | 100/1000 [01:00<09:00,  1.67it/s]", 100, 2.3456001, 1 / 1.67),
     ("Epoch[0] Batch [100]\tSpeed: 1000.12 samples/sec\taccuracy=0.5", 100, None, None),  # MXNet's Speedometer
     ("Epoch [1/10] Step [100/1000] loss: 2.3456", 100, 2.3456, None),
-    # tqdm's bar with a description that names training (dev:levanter-584; Lightning's "Epoch 0:")
-    ("train:   0%|          | 2/100000 [00:46<644:59:38, 23.22s/it, loss=11.2]", 2, 11.2, None),
-    ("Epoch 3:  45%|####5     | 450/1000 [01:00<01:13,  7.50it/s, loss=0.512, v_num=0]", 450, 0.512, None),
+    # tqdm's bar with a description that names training (dev:levanter-584; Lightning's "Epoch 0:"), its rate the step
+    # time (seconds a step, or the inverse of steps a second)
+    ("train:   0%|          | 2/100000 [00:46<644:59:38, 23.22s/it, loss=11.2]", 2, 11.2, 23.22),
+    ("Epoch 3:  45%|####5     | 450/1000 [01:00<01:13,  7.50it/s, loss=0.512, v_num=0]", 450, 0.512, 1 / 7.5),
+    # Lightning's RichProgressBar: bar, batches, elapsed • remaining, speed, metrics
+    ("Epoch 0/0  ━━━━━━━━━━╸━━━━━━━ 3170/12000 0:52:19 • 3:33:17 0.69it/s v_num: 3 train_loss: 2.547", 3170, 2.547,
+     1 / 0.69),
 ])
 def test_progress_lines_of_other_frameworks(line: str, iteration: int, loss: float | None, step: float | None) -> None:
     p = read_progress(line)

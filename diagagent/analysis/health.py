@@ -98,7 +98,8 @@ class HealthFindings(BaseModel):
 def probe_kind(part: PartFile, head: str) -> ProbeKind | None:
     """Which probe a file holds: by its name (BUNDLE.md), else by what its first lines look like."""
     name = part.name.lower()
-    if part.file.endswith((".json", ".json.gz")):
+    if part.file.endswith((".json", ".json.gz")) and head.lstrip()[:1] in ("{", "["):  # (a JSON-lines export such
+        # as `journalctl -k -o json` is read as the lines its records stand for, telemetry/records.py)
         return "json"
     for prefix, kind in (("nvidia-smi", "nvidia-smi"), ("nvsmi", "nvidia-smi"), ("dcgm", "dcgm-diag"),
                          ("dmesg", "dmesg"), ("kern", "dmesg"), ("journal", "dmesg"), ("ibstat", "ibstat"),

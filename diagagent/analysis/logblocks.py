@@ -155,35 +155,46 @@ def no_jump(history: list[float], values: np.ndarray, factor: float) -> bool:
     if float(values.max()) <= factor * lowest:
         return True
     seq = np.concatenate([np.full(WINDOW, np.inf), np.asarray(history, np.float64), values])
-    mins = _over_windows(np.minimum, seq, len(history), len(values))
+    mins = _window_mins(seq, len(history), len(values))
     seen = np.arange(len(history), len(history) + len(values))
     return not bool(((seen >= 3) & (values > factor * mins)).any())
 
 
 def no_slowdown(recent: list[float], steps: np.ndarray, ratio: float, least: int) -> bool:
-    """No step is past `ratio` times the mean of the (up to WINDOW) steps before it, once `least` came before: the
-    slowdown check (logscan._slowdown) cannot start a candidate on any of them. Flags with a margin over rounding, so
-    a borderline step goes to the exact per-line check."""
+    """No step is past `ratio` times the mean of the (up to WINDOW) steps before it, once `least` came before, nor
+    past `ratio` times the mean of the older half of a full window: the slowdown checks (logscan._slowdown: a jump,
+    or a rise that crept in) cannot start a candidate on any of them. Flags with a margin over rounding, so a
+    borderline step goes to the exact per-line check."""
     if not len(steps):
         return True
-    # at once: a window's mean is no less than the least of all (a positive least: a NaN fails this test, and the
-    # windows decide), but for a sum's rounding (relative 1e-15, far inside the 1e-6 kept here below the margin)
+    # at once: a mean is no less than the least of all (a positive least: a NaN fails this test, and the windows
+    # decide), but for a sum's rounding (relative 1e-15, far inside the 1e-6 kept here below the margin)
     lowest = float(np.minimum(steps.min(), np.min(recent))) if recent else float(steps.min())
     if lowest > 0 and float(steps.max()) <= ratio * lowest * (1 - 1e-6):
         return True
     seq = np.concatenate([np.zeros(WINDOW), np.asarray(recent, np.float64), steps])
     count = np.minimum(np.arange(len(recent), len(recent) + len(steps)), WINDOW)
-    threshold = ratio * _over_windows(np.add, seq, len(recent), len(steps)) / np.maximum(count, 1)
+    mean = _window_sums(seq, len(recent), len(steps), WINDOW) / np.maximum(count, 1)
+    older = np.where(count == WINDOW, _window_sums(seq, len(recent), len(steps), WINDOW // 2) / (WINDOW // 2), np.inf)
+    threshold = ratio * np.minimum(mean, older)
     return not bool(((count >= least) & (steps > threshold - 1e-9 * np.abs(threshold))).any())
 
 
-def _over_windows(op: np.ufunc, seq: np.ndarray, first: int, n: int) -> np.ndarray:
-    """op (np.minimum, np.add) over each run of WINDOW values seq[first + i:first + i + WINDOW], i < n: WINDOW
-    shifted passes, cheaper than a window view's reduction on a few hundred values. (A sum's rounding may differ
-    from Python's sum in the last bits: no_slowdown's margin covers that.)"""
+def _window_mins(seq: np.ndarray, first: int, n: int) -> np.ndarray:
+    """The least of each run of WINDOW values seq[first + i:first + i + WINDOW], i < n: WINDOW shifted passes, cheaper
+    than a window view's reduction on a few hundred values."""
     out = seq[first:first + n].copy()
     for k in range(1, WINDOW):
-        op(out, seq[first + k:first + k + n], out=out)
+        np.minimum(out, seq[first + k:first + k + n], out=out)
+    return out
+
+
+def _window_sums(seq: np.ndarray, first: int, n: int, width: int) -> np.ndarray:
+    """The sum of each run of `width` values seq[first + i:first + i + width], i < n, in shifted passes. (A sum's
+    rounding may differ from Python's sum in the last bits: no_slowdown's margin covers that.)"""
+    out = seq[first:first + n].copy()
+    for k in range(1, width):
+        out += seq[first + k:first + k + n]
     return out
 
 

@@ -223,7 +223,12 @@ _ITERATION = re.compile(  # fairseq counts optimizer steps as "| num_updates 101
     # MMEngine's LoggerHook (OpenMMLab): "Epoch(train)  [1][ 100/1000]" and "Iter(train) [  100/10000]"; Composer's
     # "[batch=100/1000]"; torchtune's "1|100|Loss: 2.34"; MXNet's Speedometer "Epoch[0] Batch [100]"
     r"|\b(?:Epoch\(train\)\s*\[\d+\]|Iter\(train\))\s*\[\s*(\d+)/(\d+)\]|\[batch=(\d+)/(\d+)\]|^\d+\|(\d+)\|Loss:"
-    r"|\bEpoch\[\d+\] Batch \[(\d+)\])", re.IGNORECASE)
+    r"|\bEpoch\[\d+\] Batch \[(\d+)\]"
+    # Lightning's RichProgressBar: "Epoch 0/0 ━━━━━━━━━━╸━━━━━ 3170/12000 0:52:19 • 3:33:17 0.69it/s v_num: 3 ..."
+    # (its columns in lightning/pytorch/callbacks/progress/rich_progress.py: bar, batches, time, speed, metrics)
+    r"|^Epoch \d+(?:/\d+)?\s+\D*?(\d+)/(\d+) \d+:\d\d:\d\d)", re.IGNORECASE)  # (the bar: no digits, any bytes)
+# a bar's rate, tqdm's "1.78s/it" or "3.45it/s" (and the rich bar's): the step time where no line names one
+_RATE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(s/it|it/s)\b")
 _PROGRESS_WORDS = re.compile(r"loss|\blr\b|^Training: step|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
                              r"throughput|elapsed|it/s|s/it|samples/s|SamplesPerSec", re.IGNORECASE)  # DeepSpeed's
 # timer: "epoch=0/micro_step=1200/global_step=1200, RunningAvgSamplesPerSec=41.2, CurrSamplesPerSec=40.9, ..."
@@ -744,7 +749,7 @@ def _field_spans(line: str) -> tuple[dict[str, tuple[int, str, float]], bool]:
     in_line, base = base >= 0, max(base, 0)
     m = _ITERATION.search(message)
     if m:
-        g = next(i for i in (1, 4, 6, 7, 9, 11, 13, 14) if m.group(i) is not None)
+        g = next(i for i in (1, 4, 6, 7, 9, 11, 13, 14, 15) if m.group(i) is not None)
         out["iteration"] = (base + m.start(g), m.group(g), 1.0)
     for name, pattern in (("loss", _LOSS), ("grad_norm", _GRAD_NORM), ("nan_iterations", _NAN_COUNT)):
         m = pattern.search(message)
@@ -754,7 +759,16 @@ def _field_spans(line: str) -> tuple[dict[str, tuple[int, str, float]], bool]:
     if m:
         unit = m.group(1) or m.group(2) or m.group(4) or ("ms" if "(ms)" in m.group(0) else "s")
         out["step_time_s"] = (base + m.start(3), m.group(3), 0.001 if unit == "ms" else 1.0)
+    elif "iteration" in out and (m := _RATE.search(message)):  # a rate in steps a second: its inverse, factor -1
+        out["step_time_s"] = (base + m.start(1), m.group(1), 1.0 if m.group(2) == "s/it" else -1.0)
     return out, in_line
+
+
+def scaled(value: float, factor: float) -> float:
+    """A progress field's number in its unit: times its factor, or for a rate (factor -1) its inverse."""
+    if factor >= 0:
+        return value * factor
+    return -factor / value if value else math.inf
 
 
 def _progress_of(values: dict[str, float | None]) -> Progress:
@@ -769,7 +783,7 @@ def read_progress(line: str) -> Progress:
     values = {}
     for name, (_, text, scale) in _field_spans(line)[0].items():
         value = _number(text)
-        values[name] = value * scale if value is not None else None
+        values[name] = scaled(value, scale) if value is not None else None
     return _progress_of(values)
 
 
@@ -803,7 +817,7 @@ def progress_layout(raw: bytes) -> ProgressLayout | None:
 def read_progress_with(layout: ProgressLayout, raw: bytes) -> Progress:
     values: list[float | None] = []
     for start, end, scale in layout.spans:
-        values.append(float(raw[start:end]) * scale if end else None)
+        values.append(scaled(float(raw[start:end]), scale) if end else None)
     it, loss, grad, step, nan_count = values
     return Progress(int(it) if it is not None else None, loss, grad, step,
                     int(nan_count) if nan_count is not None else None)
@@ -812,7 +826,8 @@ def read_progress_with(layout: ProgressLayout, raw: bytes) -> Progress:
 def finished_bar(message: str) -> bool:
     """A tqdm bar at its total ("Train: 100%|##########| 742/742 [1:50:01<00:00, 8.90s/it]"): its loop is over."""
     m = _ITERATION.search(message)
-    return m is not None and m.group(4) is not None and m.group(4) == m.group(5)
+    return m is not None and (m.group(4) is not None and m.group(4) == m.group(5)
+                              or m.group(15) is not None and m.group(15) == m.group(16))
 
 
 def data_wait(message: str) -> tuple[float, float] | None:

@@ -243,6 +243,7 @@ class _Progress:
     losses: list[float] = field(default_factory=list)
     grads: list[float] = field(default_factory=list)
     steps: list[float] = field(default_factory=list)  # recent step times
+    step_its: list[int] = field(default_factory=list)  # their iterations
     baseline: list[float] = field(default_factory=list)  # step times before a candidate slowdown
     candidate: tuple[int, float, int, bytes] | None = None  # a step slower than the ones before: iteration, step
     # time, line, text
@@ -350,10 +351,32 @@ def _slowdown(summary: FileSummary, state: _Progress, it: int, step: float, raw:
         if step > mean + 3 * sd:
             state.candidate, state.confirm, state.baseline = (it, step, line, raw), 0, list(recent)
             return
+    onset = _drift_onset(recent, state.step_its, it, step)
+    if onset is not None:
+        state.candidate, state.confirm, state.baseline = (onset, step, line, raw), 0, recent[:_WINDOW // 2]
+        return
     recent.append(step)
-    del recent[:-_WINDOW]
+    state.step_its.append(it)
+    del recent[:-_WINDOW], state.step_its[:-_WINDOW]
     if len(state.all_steps) < 4096:
         state.all_steps.append(step)
+
+
+def _drift_onset(recent: list[float], its: list[int], it: int, step: float) -> int | None:
+    """A slowdown that crept in over a few steps, as a progress bar's smoothed rate shows one (tqdm's moving average;
+    Lightning's rich bar, whose 1.02it/s fell to 0.69it/s over eight lines in a straggler): past 1.3x (and 3 sigma) of
+    the older half of the window, though never past the steps just before it. The iteration where the climb began."""
+    if len(recent) < _WINDOW:
+        return None
+    older = recent[:_WINDOW // 2]
+    mean, sd = _mean_sd(older)
+    if step <= 1.3 * mean or step <= mean + 3 * sd:
+        return None
+    start, later = len(recent), step
+    while start > 0 and later >= recent[start - 1] > 1.02 * mean:  # back over the climb
+        start -= 1
+        later = recent[start]
+    return its[start] if start < len(recent) else it
 
 
 def _slow_from(summary: FileSummary, state: _Progress, step: float) -> None:
@@ -725,7 +748,8 @@ class _FileReader:
                 spans = [(start, end) for start, end, _ in self.part.layouts[key].spans if end]
                 reader = self.columns[key] = ShapeColumns(line(block, int(rows[sel[0]])), spans)
             for (name, scale), values in zip(fields, reader.read(block, rows[sel], self.native), strict=True):
-                cols[name][sel] = values * scale
+                with np.errstate(divide="ignore"):  # (a rate of 0 is an infinite step: read in full below)
+                    cols[name][sel] = values * scale if scale >= 0 else -scale / values
                 present[name][sel] = True
         if not all(np.isfinite(cols[name][present[name]]).all() for name in _PROGRESS_FIELDS):
             return False
@@ -742,7 +766,8 @@ class _FileReader:
             del history[:-_WINDOW]
         if slowing:
             state.steps.extend(steps[-_WINDOW:].tolist())
-            del state.steps[:-_WINDOW]
+            state.step_its.extend(cols["iteration"][-_WINDOW:].astype(np.int64).tolist())
+            del state.steps[:-_WINDOW], state.step_its[:-_WINDOW]
             state.all_steps.extend(steps[:max(0, 4096 - len(state.all_steps))].tolist())
         last = int(rows[-1])
         it = int(cols["iteration"][-1])

@@ -441,6 +441,8 @@ def read_text(path: Path, display: str, issues: list[ReadIssue], limit: int = 64
         issues.append(ReadIssue(file=display, problem=f"read error: {exc.strerror or exc}"))
         return ""
     data = b"".join(parts)
+    if chunks.records:  # JSON log records (`journalctl -k -o json` as a probe): the lines they stand for
+        data = b"\n".join(chunks._rendered(data.split(b"\n")))
     text = data.decode("utf-8", errors="replace")
     if "\ufffd" in text and "\ufffd".encode() not in data:
         issues.append(ReadIssue(file=display, problem="bytes that are not UTF-8, replaced with U+FFFD"))
