@@ -30,7 +30,7 @@ def _job(hosts: list[str], gpus: int, extra: str = "") -> str:
 def test_an_ib_port_down_in_ibstat_decides_over_watchdog_timeouts_and_a_benign_warning_elsewhere(tmp_path: Path) -> None:
     # Horovod under mpirun --tag-output ("[1,5]<stderr>:"), no timestamps; ibstat's documented port block
     hosts = ["gpu-a", "gpu-b", "gpu-c"]
-    files, probes = {}, {}
+    files = {}
     for i, h in enumerate(hosts):
         lines = [f"[1,{4 * i}]<stdout>:Step #{s}\tImg/sec per GPU: 231.4 +-2.1\tLoss: {2.5 - s / 1000:.4f}"
                  for s in range(300, 341, 10)]
@@ -87,9 +87,9 @@ def _oom_job(tmp_path: Path, on_hosts: list[str]) -> Path:
                 lines += [f"2026-11-20T10:01:1{r}.482716358Z [rank{r}]: Traceback (most recent call last):",
                           f'2026-11-20T10:01:1{r}.482716358Z [rank{r}]:   File "/app/train.py", line 211, in train_step',
                           f"2026-11-20T10:01:1{r}.482716358Z [rank{r}]:     loss.backward()",
-                          f"2026-11-20T10:01:1{r}.482716358Z [rank{r}]: torch.OutOfMemoryError: CUDA out of memory. "
-                          "Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.14 GiB of which 1.02 GiB is "
-                          "free."]
+                          (f"2026-11-20T10:01:1{r}.482716358Z [rank{r}]: torch.OutOfMemoryError: CUDA out of memory. "
+                           "Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.14 GiB of which 1.02 GiB is "
+                           "free.")]
             else:
                 lines.append(f"2026-11-20T10:11:1{r}.000000000Z [rank{r}]: " + WATCHDOG.format(r=r))
         files[f"logs/pod-{w}/worker.log"] = "\n".join(lines) + "\n"
@@ -103,3 +103,25 @@ def test_an_oom_on_every_node_right_after_a_new_commit_is_rolled_back_and_on_one
     one_node = _diagnose(_oom_job(tmp_path, ["pod-1"]))
     assert one_node.fault == "cuda_oom"
     assert [p.kind for p in one_node.proposals] == ["none"]
+
+
+def test_a_watchdog_timeout_names_the_node_whose_rank_the_stacks_show_behind(tmp_path: Path) -> None:
+    """Every rank's watchdog fires and nothing else explains it (the 'no root' schema, a cascade); the dumps show one
+    rank in its DataLoader while the rest wait in the all-reduce: its node is where to look, and nothing is evicted."""
+    from tests.stack_bundles import GRAD_SYNC, OUTER, make_stack_bundle
+
+    data_wait = ["select (selectors.py:415)", "wait (multiprocessing/connection.py:1136)",
+                 "_poll (multiprocessing/connection.py:440)", "get (multiprocessing/queues.py:113)",
+                 "_try_get_data (torch/utils/data/dataloader.py:1133)", "__next__ (torch/utils/data/dataloader.py:631)",
+                 *OUTER]
+    root = make_stack_bundle(tmp_path / "b", nodes=2, gpus=4, tp=1, pp=1, dp=8,
+                             frames_of=lambda rank, _: data_wait if rank == 6 else GRAD_SYNC)
+    for n in range(2):
+        (root / "logs" / f"node-{n:03d}").mkdir(parents=True)
+        (root / "logs" / f"node-{n:03d}" / "train.log").write_text("".join(
+            f"[rank{r}]:[E1120 10:52:13.400000000 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=7721, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran for 600011 milliseconds before timing out.\n" for r in range(4 * n, 4 * n + 4) if r != 6))
+    d = _diagnose(root)
+    assert d.fault == "nccl_watchdog_timeout" and d.faulty_hosts == ["node-001"]
+    assert "evict" not in [p.kind for p in d.proposals]

@@ -533,9 +533,12 @@ def _named_nodes(g: _Gathered, schema: FailureSchema | None, job_hosts: set[str]
         node_local = schema.category in ("hardware", "network") or (
             schema.category == "infrastructure" and schema.spatial == "one_node")
         if not node_local or schema.spatial == "all_nodes":
-            # a probe's verdict names the node; so do its logs alone where the fault lives in a node's own set-up
+            # a probe's verdict names the node; so do its logs alone where the fault lives in a node's own set-up, and
+            # for a cascade (a watchdog timeout with no root of its own), the stacks' outlier: the rank the others wait
+            # for (its schema's check: stack outliers on the lagging rank's node)
             alone = g.alone if schema.node_environment else set()
-            named = [(h, s) for h, s in named if sources[h].get("health", 0.0) >= 1.0 or h in alone]
+            behind = {h for h in sources if schema.cascade and sources[h].get("stacks", 0.0) > 0.0}
+            named = [(h, s) for h, s in named if sources[h].get("health", 0.0) >= 1.0 or h in alone | behind]
     return [NodeScore(host=h, score=round(s, 4), reason="; ".join(g.votes.reasons.get(h, [])[:3]),
                       evidence=g.votes.evidence.get(h, [])[:6]) for h, s in named[:MAX_NAMED]]
 
