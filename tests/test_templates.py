@@ -85,6 +85,8 @@ HEADERS = [
      "2 Workers killed", "error"),
     ("[ERROR] 2024-06-28-13:05:55 (PID:11591, Device:0, RankID:-1) ERR01005 OPS internal error",
      "ERR01005 OPS internal error", "error"),
+    ("[rank1]: EI0006: [PID: 1292363] Getting socket times out. Reason: Remote Rank did not send the data in time.",
+     "[PID: 1292363] Getting socket times out. Reason: Remote Rank did not send the data in time.", "error"),
     ("[15:58:29] WARNING  Sending process 197 closing signal SIGTERM", "Sending process 197 closing signal SIGTERM",
      "warning"),
     ("00:28:21.238 [I] [process=0][thread=MainThread] Starting", "[process=0][thread=MainThread] Starting", "info"),

@@ -65,6 +65,10 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     (re.compile(r"\[" + _ISO_TS + r" ([IWEFD]) \d+ \d+\] (?:\(\w+\) )?[\w./-]+:\d+:\s*"), 1),
     # Ascend CANN: "[ERROR] 2024-06-28-13:05:55 (PID:11591, Device:0, RankID:-1) " (dev:llamafactory-4610)
     (re.compile(r"\[(" + _LEVEL_NAMES + r")\] \d{4}-\d\d-\d\d-\d\d:\d\d:\d\d(?:\.\d+)? \(PID:\d+[^)]*\)\s*"), 1),
+    # an Ascend CANN error code opens the line that says what failed, after torch_npu's exception: 'EI0006: [PID:
+    # 1292363] ... Getting socket times out. Reason: Remote Rank did not send the data in time.' (dev:vllm-ascend-486),
+    # 'EZ9999: Inner Error!', 'EL0004: Failed to allocate memory.'
+    (re.compile(r"(E)[A-Z0-9]\d{4}: "), 1),
     # a time of day, then the level: rich's log handler "[15:58:29] WARNING  " (dev:accelerate-1192), and
     # "00:28:21.238 [I] " (dev:openpi-566)
     (re.compile(r"\[\d\d:\d\d:\d\d\] +(?=(?:" + _LEVEL_NAMES + r") )|\d\d:\d\d:\d\d(?:\.\d+)? \[([IWEFD])\]\s*"), 1),
