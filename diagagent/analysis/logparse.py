@@ -556,6 +556,9 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
                         # NCCL_DEBUG's error trail names its source file: init.cc and bootstrap.cc are communicator
                         # setup ("INFO init.cc:422 -> 2", "bootstrap.cc:169 -> 2", dev:horovod-210)
                         r"\b(?:init|bootstrap)\.cc?u?:\d+|"
+                        # its WARN names the function and line it came from: a set-up function's
+                        # ("nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI ...", dev:aws-ofi-nccl-1020)
+                        r"\b\w+_init:\d+ NCCL\b|"
                         r"Building (?:the )?(?:train(?:ing)? )?dataset|"
                         # HF datasets preparing the training data (dev:llamafactory-412)
                         r"load_dataset|_prepare_split|datasets/builder\.py|"
