@@ -125,3 +125,28 @@ def test_a_watchdog_timeout_names_the_node_whose_rank_the_stacks_show_behind(tmp
     d = _diagnose(root)
     assert d.fault == "nccl_watchdog_timeout" and d.faulty_hosts == ["node-001"]
     assert "evict" not in [p.kind for p in d.proposals]
+
+
+def test_a_launchers_log_in_one_nodes_folder_is_read_line_by_line_for_the_node_each_line_names(tmp_path: Path) -> None:
+    """DeepSpeed's launcher gathers every worker's output behind pdsh's 'worker-N: ' on the node it ran on. One worker
+    without its InfiniBand device falls back to sockets (NCCL says so at INFO): that worker is named; when every
+    worker says it, none is."""
+    job = "".join([f'job_id: "7"\nframework: deepspeed\nstatus: slow\nnodes:\n'] +
+                  [f"  - {{host: worker-{n}, ip: 10.2.0.{10 + n}, ranks: [{2 * n}, {2 * n + 1}]}}\n" for n in range(4)])
+
+    def run(name: str, without_ib: set[int]):
+        lines = []
+        for n in range(4):
+            net = (["NCCL INFO NET/IB : No device found.", "NCCL INFO Using network Socket"] if n in without_ib
+                   else ["NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.2.0.1<0>", "NCCL INFO Using network IB"])
+            lines += [f"worker-{n}: worker-{n}:2217{n}:2231{n} [0] {t}" for t in net]
+        lines += [f"worker-0: [2026-11-20 08:0{i}:00,300] [INFO] [timer.py:260:stop] epoch=0/micro_step={400 * i}/"
+                  f"global_step={100 * i}, RunningAvgSamplesPerSec=41.2, CurrSamplesPerSec=40.9" for i in range(1, 4)]
+        root = fx.write(tmp_path / name, {"logs/worker-0/ds_launch.log": "\n".join(lines) + "\n"}, job)
+        return _diagnose(root)
+
+    one = run("one", {3})
+    assert (one.fault, one.faulty_hosts) == ("nccl_socket_fallback", ["worker-3"])
+    assert {e.host for e in one.evidence if "No device found" in e.text} == {"worker-3"}
+    every = run("every", {0, 1, 2, 3})
+    assert (every.fault, every.faulty_hosts) == ("nccl_socket_fallback", [])

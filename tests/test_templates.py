@@ -199,6 +199,11 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     redrawn = "\r  4%|#  | 340/8000 [12:40<4:18:20,  2.03s/it]\r  4%|#  | 356/8000 [12:56<4:18:20,  2.03s/it]\r"
     assert read_progress(redrawn).iteration == 356
     assert read_progress("Map: 100%|##########| 1000/1000 [00:01<00:00, 800.00 examples/s]").iteration is None
+    # a checkpoint's name carries its step and metrics: a path, no progress (Lightning's restore names the load)
+    restore = ("Restoring states from the checkpoint path at /results/checkpoints/megatron_gpt--val_loss=2.31-step=2000-"
+               "consumed_samples=1024000.0.ckpt")
+    assert (read_progress(restore).iteration, marker_of(restore)) == (None, "ckpt_load")
+    assert read_progress("Epoch 0, global step 2000: saving model to '/ckpt/epoch=0-step=2000.ckpt'").iteration == 2000
     # torchtitan colours its metrics: read once the colours are out, with no fast layout (its offsets would be off)
     titan = "[titan] 2026-11-20 10:20:20,800 - root - INFO - \x1b[31mstep: 800  \x1b[32mloss:  3.0200  \x1b[39m"
     assert (read_progress(titan).iteration, read_progress(titan).loss) == (800, 3.02)

@@ -238,7 +238,9 @@ _PROGRESS_WORDS = re.compile(r"loss|\blr\b|^Training: step|learning[ _]rate|grad
 # timer: "epoch=0/micro_step=1200/global_step=1200, RunningAvgSamplesPerSec=41.2, CurrSamplesPerSec=40.9, ..."
 _HF_METRICS = re.compile(r"^\{'(?:loss|train_loss|grad_norm|learning_rate)'")
 _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
-    ("ckpt_load", re.compile(r"\b(?:loading|loaded|load_checkpoint|resum\w*)\b.{0,80}checkpoint", re.IGNORECASE)),
+    # (Lightning's checkpoint connector: "Restoring states from the checkpoint path at ...")
+    ("ckpt_load", re.compile(r"\b(?:loading|loaded|load_checkpoint|resum\w*|restor\w*)\b.{0,80}checkpoint",
+                             re.IGNORECASE)),
     ("ckpt_end", re.compile(
         r"successfully saved checkpoint|saved checkpoint|checkpoint \S+ is ready now|finished saving|"
         r"checkpoint saved|saving checkpoint .*(?:done|finished|completed)|done saving|checkpoint .* written", re.IGNORECASE)),
@@ -692,6 +694,16 @@ def read_straggler_report(message: str) -> StragglerReport | None:
     return StragglerReport(float(m.group(1)), int(m.group(2)), float(m.group(3)), int(m.group(4)))
 
 
+# a file path of two parts or more, as a checkpoint's name carries its step and metrics ("/ckpt/epoch=0-step=2000.ckpt",
+# NeMo's "megatron_gpt--val_loss=2.31-step=2000-consumed_samples=1024000.0.ckpt"): its words are no progress
+_PATH_WORDS = re.compile(r"(?<![\w.])(?:~|\.{1,2})?/[^\s\"'/]+(?:/[^\s\"'/]*)+")
+
+
+def _without_paths(message: str) -> str:
+    """The message with its paths blanked (the same length, so offsets into it hold)."""
+    return _PATH_WORDS.sub(lambda m: " " * len(m.group(0)), message) if "/" in message else message
+
+
 def marker_of(message: str) -> Marker | None:
     """The framework marker a message is: a progress (iteration) line, the start or end of a stage, or a
     straggler-detector report."""
@@ -702,6 +714,7 @@ def marker_of(message: str) -> Marker | None:
             return marker
     if _HF_METRICS.match(message):
         return "iteration"
+    message = _without_paths(message)
     m = _ITERATION.search(message)
     if m and (m.group(2) or m.group(4) or m.group(8) or m.group(10) or m.group(12) or m.group(13)
               or _PROGRESS_WORDS.search(message)):
@@ -754,6 +767,7 @@ def _field_spans(line: str) -> tuple[dict[str, tuple[int, str, float]], bool]:
     out: dict[str, tuple[int, str, float]] = {}
     base, message = _message_at(line)
     in_line, base = base >= 0, max(base, 0)
+    message = _without_paths(message)
     m = _ITERATION.search(message)
     if m:
         g = next(i for i in (1, 4, 6, 7, 9, 11, 13, 14, 15) if m.group(i) is not None)

@@ -11,6 +11,7 @@ import math
 import re
 import statistics
 import time
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +69,7 @@ from diagagent.analysis.wrapping import Wrapping, carry_from, unwrap, wrapping_o
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle, LogFile, ReadIssue, parse_timestamp
 from diagagent.telemetry.limits import ReadBudget
-from diagagent.telemetry.readers import LineBlock, LineChunks, compiled_lines
+from diagagent.telemetry.readers import LineBlock, LineChunks, compiled_lines, open_binary
 
 BLOCK_BYTES = 1 << 22  # a file's first read (a terminal's wrapping is read off its lines)
 NEXT_BLOCK_BYTES = 1 << 20  # ... and the next: a block whose passes (newlines, shapes, hashing) stay in a core's cache
@@ -102,6 +103,10 @@ WARNING = 2
 _RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): |^\s*\[(?:\d+,)?(\d+)\]<std|"
                           rb"^(?:\[[\d;]*m)?\([^()]*?[\[ ]rank=(\d+)[\],]")
 _NCCL_HOST = re.compile(rb"^\s*(?:\[\w+\]:)?([\w.-]+):\d+:\d+ \[\d+\] NCCL")
+# a launcher's prefix that names a host: pdsh's (DeepSpeed's launcher) "worker-3: ...", Ray's worker prefix
+# "(RayTrainWorker pid=5301, ip=10.0.0.2) ..." (coloured or not): a job host or address, as job.yaml names them
+_LINE_HOST = re.compile(rb"^([A-Za-z0-9][\w.-]*): |^(?:\x1b)?(?:\[[\d;]*m)?\([^()]*?\bip=([\d.]+|[0-9a-fA-F:]+)\)")
+AGGREGATE_SNIFF_BYTES = 1 << 16  # a host folder's file whose first this many bytes name two job hosts holds many
 # what a person who pasted a log wrote in it where output was cut or ended, never the job's own last words: "..."
 # (dev:levanter-584), "[NO FURTHER OUTPUT]" and "[... 8 similar sleep messages ...]" (dev:ms-swift-6962), "<snip>"
 _PASTE_MARK = re.compile(rb"^\s*(?:(?:\.{3,}|\xe2\x80\xa6)\s*|[\[(<](?:\.\.\.|\xe2\x80\xa6|snip|no further output|truncated|"
@@ -446,9 +451,11 @@ class _FileReader:
     """Reads one log file into a host's counts, first occurrences and the file's summary."""
 
     def __init__(self, part: ScanPart, shaper: LineShaper, lf: LogFile, host_of_rank: dict[int, str],
-                 local_ranks: dict[str, list[int]], year: int | None) -> None:
+                 local_ranks: dict[str, list[int]], year: int | None,
+                 host_of_name: dict[str, str] | None = None) -> None:
         self.part, self.shaper, self.lf, self.year = part, shaper, lf, year
         self.host_of_rank, self.local_ranks = host_of_rank, local_ranks
+        self.host_of_name = host_of_name or {}  # job hosts and their addresses -> host
         self.summary = FileSummary(file=lf.file, host=lf.host, rank=lf.rank)
         self.budget: ReadBudget | None = None
         self.progress = _Progress()
@@ -498,12 +505,27 @@ class _FileReader:
         return ranks[local] if local < len(ranks) else None
 
     def host_of(self, raw: bytes) -> str | None:
-        """The host of a line in a file that has none (a job-wide log): from its rank prefix or NCCL header."""
+        """The host of a line in a file that has none (a job-wide log) or holds many (a launcher's): from its rank
+        prefix, NCCL header, or a prefix naming a job host or its address."""
         rank = self.rank_of(raw)
         if rank is not None:
             return self.host_of_rank.get(rank)
         m = _NCCL_HOST.match(raw)
-        return m.group(1).decode(errors="replace") if m else None
+        if m:
+            return m.group(1).decode(errors="replace")
+        m = _LINE_HOST.match(raw)
+        return self.host_of_name.get((m.group(1) or m.group(2)).decode(errors="replace")) if m else None
+
+    def _holds_many_hosts(self, root: Path) -> bool:
+        """Whether a host folder's file is a launcher's output holding several hosts' lines (DeepSpeed's pdsh, mpirun
+        --tag-output, a Ray driver): its first lines name two job hosts or more by their prefixes."""
+        try:
+            with open_binary(root / self.lf.file) as f:
+                head = f.read(AGGREGATE_SNIFF_BYTES)
+        except (OSError, EOFError, zlib.error):
+            return False
+        named = {h for raw in head.split(b"\n")[:-1] if (h := self.host_of(raw)) is not None}
+        return len(named) >= 2 and bool(named - {self.lf.host})
 
     def time_near(self, lineno: int) -> tuple[float | None, bool]:
         """The time of the latest line that printed one (read once), and whether that is this very line; None when
@@ -518,6 +540,8 @@ class _FileReader:
     def read(self, root: Path) -> None:
         part, summary = self.part, self.summary
         fixed_host = self.lf.host
+        if fixed_host is not None and self.host_of_name and self._holds_many_hosts(root):
+            fixed_host = None  # each line's host from its prefix; a line without one is the folder's host's
         host_scan = part.hosts.setdefault(fixed_host, HostScan()) if fixed_host is not None else None
         if host_scan is not None:
             host_scan.files += 1
@@ -863,7 +887,7 @@ class _FileReader:
                 here.append(occ)
 
     def _hostless(self, mid: int, raw: bytes, lineno: int) -> None:
-        host = self.host_of(raw) or "(unknown host)"
+        host = self.host_of(raw) or self.lf.host or "(unknown host)"
         scan = self.part.hosts.setdefault(host, HostScan())
         scan.counts[mid] += 1
         scan.lines += 1
@@ -1069,6 +1093,7 @@ class ScanJob:
     deadline: float | None = None  # epoch seconds: no file is started after it (the analyzer's budget)
     fast: bool | None = None  # read blocks at once where that gives the same result; None: Settings.fast_scan
     compiled: bool | None = None  # the fast path's per-byte passes in C where built; None: Settings.compiled_scan
+    host_of_name: dict[str, str] = field(default_factory=dict)  # job hosts and their addresses -> host
 
 
 def scan_files(job: ScanJob) -> ScanPart:
@@ -1088,7 +1113,7 @@ def scan_files(job: ScanJob) -> ScanPart:
         if i and job.deadline is not None and time.time() > job.deadline:
             part.unread.extend(f.file for f in job.files[i:])
             break
-        reader = _FileReader(part, shaper, lf, job.host_of_rank, job.local_ranks, job.year)
+        reader = _FileReader(part, shaper, lf, job.host_of_rank, job.local_ranks, job.year, job.host_of_name)
         reader.budget, reader.fast, reader.native, reader.buffer = budget, fast, native, buffer
         try:
             reader.read(root)
@@ -1201,8 +1226,9 @@ def scan_bundle(bundle: Bundle, workers: int | None = None, miner: TemplateMiner
     parts_wanted = runner.chunks(log_bytes(bundle), len(bundle.log_files), PARALLEL_BYTES, CHUNK_BYTES)
     chunks = _split(bundle.log_files, bundle.root, parts_wanted)
     shares = bundle.new_budget().share(len(chunks))
+    host_of_name = {**{h: h for h in job.hosts}, **job.ip_to_host}
     jobs = [ScanJob(str(bundle.root), chunk, dict(job.rank_to_host), local, names, bundle.year, share, deadline, fast,
-                    compiled) for chunk, share in zip(chunks, shares)]
+                    compiled, host_of_name) for chunk, share in zip(chunks, shares)]
     try:
         parts = runner.map(scan_files, jobs)
     finally:

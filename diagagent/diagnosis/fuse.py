@@ -500,17 +500,34 @@ def _decide(a: Analyses, hits: list[Hit], hit: SchemaHit | None) -> Decision:
     return decide(book, hits, categories, (hit.fault, hit.score) if hit else None, checks)
 
 
-def _vote_for_the_faults_own_lines(g: _Gathered, decision: Decision, schema: FailureSchema | None) -> None:
-    """A device fault decided by a line that proves it: the node that printed the line holds the device, so its vote
-    is whole (a rank's 'CUDA error: uncorrectable ECC error encountered' outweighs the driver's 'Trial task failed' on
-    another node, which only one node prints too: a Ray driver log split by its worker prefixes). Network faults are
-    left out: a link's errors are printed by the peers that lost it as often as by its own node; so are probe lines,
-    whose node the health analyzer already judged."""
-    if schema is None or schema.category != "hardware" or decision.tier == "weak":
+def _vote_for_the_faults_own_lines(g: _Gathered, decision: Decision, schema: FailureSchema | None,
+                                   logs: LogFindings | None) -> None:
+    """The nodes that printed the lines proving the decided fault, where that says the fault is theirs:
+    - a device fault: the node holds the device, so its vote is whole (a rank's 'CUDA error: uncorrectable ECC error
+      encountered' outweighs the driver's 'Trial task failed' on another node, which only one node prints too: a Ray
+      driver log split by its worker prefixes);
+    - a fault of a node's own set-up (`node_environment`) shown by some nodes' lines and not others': those nodes
+      (NCCL's 'NET/IB : No device found' from one worker of a DeepSpeed launcher's log, at INFO: a proving line
+      the analyzers took for context).
+    Network faults are left out: a link's errors are printed by the peers that lost it as often as by its own node;
+    so are probe lines, whose node the health analyzer already judged."""
+    if schema is None or logs is None or decision.tier == "weak":
         return
+    event_at = {(loc.file, loc.line): e for e in logs.events
+                for loc in (e.first, *e.also, *([e.last] if e.last else []))}
+    own: dict[str, str] = {}  # host -> the signature its lines show
     for h in decision.hits:
-        if h.line.where == "logs" and h.line.role == "cause" and h.line.host and h.signature.strength != "weak":
-            g.votes.add(h.line.host, "logs", 1.0, f"its own lines show {decision.fault} ({h.signature.id})")
+        if h.line.where != "logs" or h.line.role == "symptom" or h.signature.strength == "weak":
+            continue
+        e = event_at.get((h.line.file, h.line.line))
+        hosts = e.hosts if e is not None and e.host_count == len(e.hosts) else [h.line.host] if h.line.host else []
+        for host in hosts:
+            own.setdefault(host, h.signature.id)
+    if schema.category == "hardware" or schema.node_environment and len(own) < logs.hosts_with_logs:
+        for host, signature in own.items():
+            g.votes.add(host, "logs", 1.0, f"its own lines show {decision.fault} ({signature})")
+            if schema.node_environment:
+                g.alone.add(host)
 
 
 def _named_nodes(g: _Gathered, schema: FailureSchema | None, job_hosts: set[str]) -> list[NodeScore]:
@@ -704,7 +721,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     if shown is not None:  # the fault's schema whose Xid the evidence shows (Xid 94's, over a closer Xid 48's)
         schemata[shown.fault] = shown
     fault_schema = schemata.get(decision.fault) if decision.fault else None
-    _vote_for_the_faults_own_lines(g, decision, fault_schema)
+    _vote_for_the_faults_own_lines(g, decision, fault_schema, logs)
     named = _named_nodes(g, fault_schema, set(bundle.job.hosts))
     decided = [h for h in decision.hits if h.line.role != "symptom" or decision.tier == "weak"] if decision.fault else []
     proof += [e for e in _cite_hits(a, g, decided, min_weight=0.0) if e not in proof]
