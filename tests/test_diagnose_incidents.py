@@ -131,8 +131,8 @@ def test_a_launchers_log_in_one_nodes_folder_is_read_line_by_line_for_the_node_e
     """DeepSpeed's launcher gathers every worker's output behind pdsh's 'worker-N: ' on the node it ran on. One worker
     without its InfiniBand device falls back to sockets (NCCL says so at INFO): that worker is named; when every
     worker says it, none is."""
-    job = "".join([f'job_id: "7"\nframework: deepspeed\nstatus: slow\nnodes:\n'] +
-                  [f"  - {{host: worker-{n}, ip: 10.2.0.{10 + n}, ranks: [{2 * n}, {2 * n + 1}]}}\n" for n in range(4)])
+    job = 'job_id: "7"\nframework: deepspeed\nstatus: slow\nnodes:\n' + "".join(
+        f"  - {{host: worker-{n}, ip: 10.2.0.{10 + n}, ranks: [{2 * n}, {2 * n + 1}]}}\n" for n in range(4))
 
     def run(name: str, without_ib: set[int]):
         lines = []

@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Self
 
 from diagagent.telemetry.errors import BundleError, ReadIssue
 from diagagent.telemetry.job import Job
@@ -122,7 +122,7 @@ class Bundle:
         state["_tmpdir"] = None  # the opener's to remove, not a copy's
         return state
 
-    def __enter__(self) -> Bundle:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
