@@ -150,3 +150,26 @@ def test_a_launchers_log_in_one_nodes_folder_is_read_line_by_line_for_the_node_e
     assert {e.host for e in one.evidence if "No device found" in e.text} == {"worker-3"}
     every = run("every", {0, 1, 2, 3})
     assert (every.fault, every.faulty_hosts) == ("nccl_socket_fallback", [])
+
+
+def test_a_hang_whose_outlier_rank_is_stuck_saving_a_checkpoint_is_the_storage_at_checkpoint(tmp_path: Path) -> None:
+    """py-spy: rank 0 waits in an upload under Lightning's save_checkpoint while every other rank waits at that save's
+    barrier: the storage holds the job up, at a checkpoint (not a GPU hang in training), and no node is evicted."""
+    from tests.stack_bundles import make_stack_bundle
+
+    save = ["save_checkpoint (lightning/pytorch/trainer/trainer.py:1365)",
+            "_save_checkpoint (lightning/pytorch/callbacks/model_checkpoint.py:390)",
+            "on_train_batch_end (lightning/pytorch/callbacks/model_checkpoint.py:303)",
+            "advance (lightning/pytorch/loops/training_epoch_loop.py:316)", "main (train.py:97)"]
+    upload = ["wait (threading.py:331)", "sync (fsspec/asyn.py:91)", "_upload_chunk (s3fs/core.py:2366)",
+              "flush (fsspec/spec.py:2000)", "_atomic_save (lightning_fabric/utilities/cloud_io.py:92)", *save]
+    barrier = ["barrier (torch/distributed/distributed_c10d.py:4166)", "barrier (lightning/pytorch/strategies/ddp.py:303)",
+               *save]
+    root = make_stack_bundle(tmp_path / "b", nodes=2, gpus=4, tp=1, pp=1, dp=8,
+                             frames_of=lambda rank, _: upload if rank == 0 else barrier)
+    (root / "logs" / "node-000").mkdir(parents=True)
+    (root / "logs" / "node-000" / "train.log").write_text(
+        "Epoch 2: 100%|##########| 8000/8000 [2:10:00<00:00, 1.02it/s, loss=1.83]\n")
+    d = _diagnose(root)
+    assert (d.fault, d.stage) == ("storage_checkpoint_write_failure", "checkpoint")
+    assert "evict" not in [p.kind for p in d.proposals]

@@ -421,8 +421,16 @@ _RAY_WRAPPED = re.compile(r"\b(?:ray\.exceptions\.)?Ray(?:Task|Actor)Error\((\w+
 
 
 def _stack_finding(status: str | None, cluster: StackCluster) -> str:
+    """A cluster in words; an outlier stuck saving a checkpoint says so (rank 0 in s3fs's upload under Lightning's
+    save_checkpoint while the others wait at its barrier: the storage, not the GPU)."""
     outlier = " outlier" if cluster.role == "outlier" else ""
-    return f"stack{outlier} ({status} job): ranks {cluster.ranks_text} in {cluster.top}"
+    saving = outlier and _stack_stage(cluster) == "checkpoint"
+    return f"stack{outlier} ({status} job){' in checkpoint' if saving else ''}: ranks {cluster.ranks_text} in {cluster.top}"
+
+
+def _stack_stage(cluster: StackCluster) -> str | None:
+    """The stage a cluster's Python frames name, outermost first."""
+    return stage_of_frames([f.function for f in reversed(cluster.stack) if not f.native])
 
 
 def _findings(a: Analyses) -> list[str]:
@@ -700,9 +708,11 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     _from_flows(a, g)
     logs = a.logs
     stage = logs.stage if logs is not None else None
-    if stage is None and a.stacks is not None and a.stacks.present:  # where most ranks' stacks are (a hang's dump)
+    if a.stacks is not None and a.stacks.present and (stage is None or bundle.job.status == "hung"):
+        # where most ranks' stacks are: a hang's dump says where the job stands now, past its last log line (every
+        # rank in Lightning's save_checkpoint, most at its barrier, after the progress line of step 8000)
         healthy = [c for c in a.stacks.clusters if c.role == "healthy"][:1]
-        stage = stage_of_frames([f.function for f in reversed(healthy[0].stack) if not f.native]) if healthy else None
+        stage = (_stack_stage(healthy[0]) if healthy else None) or stage
     sig_hits = match_lines(a.signatures, _differential_lines(a), stage) if a.signatures is not None else []
     proof = _cite_hits(a, g, [h for h in sig_hits if h.line.role == "cause"])
     query = list(dict.fromkeys(g.query + _symptom_phrases(a, g)))
