@@ -161,6 +161,8 @@ def test_levels_kinds_markers_and_cascade_words() -> None:
     assert marker_of("validation loss at iteration 1000 | lm loss value: 2.1") == "eval_end"
     assert marker_of("***** Running Evaluation *****") == "eval_start"
     assert marker_of("loading checkpoint from /ckpt at iteration 1000") == "ckpt_load"
+    assert marker_of("done training in 162.1 seconds") == "shutdown"  # fairseq_cli/train.py
+    assert marker_of("Summoning checkpoint.") == "ckpt_start"  # latent-diffusion's main.py
     assert marker_of("using checkpoint at iteration 1000 for eval") is None
     assert marker_of("step:  1  loss: 12.2527  memory: 32.34GiB") == "iteration"
     assert is_cascade("Watchdog caught collective operation timeout")
@@ -228,6 +230,7 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     # time (seconds a step, or the inverse of steps a second)
     ("train:   0%|          | 2/100000 [00:46<644:59:38, 23.22s/it, loss=11.2]", 2, 11.2, 23.22),
     ("Epoch 3:  45%|####5     | 450/1000 [01:00<01:13,  7.50it/s, loss=0.512, v_num=0]", 450, 0.512, 1 / 7.5),
+    ("Ep. 1 : Up. 51000 : Sen. 77,303,338 : Cost 1.41794586 : Time 334.55s : 8012.01 words/s", 51000, None, None),
     # Lightning's RichProgressBar: bar, batches, elapsed • remaining, speed, metrics
     ("Epoch 0/0  ━━━━━━━━━━╸━━━━━━━ 3170/12000 0:52:19 • 3:33:17 0.69it/s v_num: 3 train_loss: 2.547", 3170, 2.547,
      1 / 0.69),

@@ -230,7 +230,10 @@ _ITERATION = re.compile(  # fairseq counts optimizer steps as "| num_updates 101
     r"|\bEpoch\[\d+\] Batch \[(\d+)\]"
     # Lightning's RichProgressBar: "Epoch 0/0 ━━━━━━━━━━╸━━━━━ 3170/12000 0:52:19 • 3:33:17 0.69it/s v_num: 3 ..."
     # (its columns in lightning/pytorch/callbacks/progress/rich_progress.py: bar, batches, time, speed, metrics)
-    r"|^Epoch \d+(?:/\d+)?\s+\D*?(\d+)/(\d+) \d+:\d\d:\d\d)", re.IGNORECASE)  # (the bar: no digits, any bytes)
+    r"|^Epoch \d+(?:/\d+)?\s+\D*?(\d+)/(\d+) \d+:\d\d:\d\d"  # (the bar: no digits, any bytes)
+    # Marian NMT's scheduler: "Ep. 1 : Up. 51000 : Sen. 77,303,338 : Cost 1.41794586 : Time 334.55s : ..."
+    # (dev:translations-1002)
+    r"|\bEp\. \d+ : Up\. (\d+) :)", re.IGNORECASE)
 # a bar's rate, tqdm's "1.78s/it" or "3.45it/s" (and the rich bar's): the step time where no line names one
 _RATE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(s/it|it/s)\b")
 _PROGRESS_WORDS = re.compile(r"loss|\blr\b|^Training: step|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
@@ -259,7 +262,8 @@ _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
                               r"\d task/s, elapsed: ", re.IGNORECASE)),
     ("shutdown", re.compile(r"training (?:is )?(?:done|finished|complete(?:d)?)|after training is done|"
                             r"exiting program|finished training|max_steps\S* (?:reached|hit)|"
-                            r"training ends|trainer\.fit. stopped", re.IGNORECASE)),
+                            # fairseq_cli/train.py's 'done training in 162.1 seconds' (dev:fairseq-4619)
+                            r"training ends|trainer\.fit. stopped|^done training in", re.IGNORECASE)),
     ("train_start", re.compile(r"^training \.\.\.|\*+ running training \*+|training starts|starting training|"
                                r"before the start of training|start(?:ing)? training loop|^training$", re.IGNORECASE)),
 ]
@@ -561,6 +565,10 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
                         # its WARN names the function and line it came from: a set-up function's
                         # ("nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI ...", dev:aws-ofi-nccl-1020)
                         r"\b\w+_init:\d+ NCCL\b|"
+                        # a GPU index that is not there (cudaErrorInvalidDevice, at set_device: dev:torchtitan-423,
+                        # dev:caffe-ssd-27), a container that did not start (runc's 'OCI runtime create failed',
+                        # nvidia-container-cli's hook: dev:nvidia-docker-849)
+                        r"invalid device ordinal|OCI runtime create failed|nvidia-container-cli|"
                         r"Building (?:the )?(?:train(?:ing)? )?dataset|"
                         # HF datasets preparing the training data (dev:llamafactory-412)
                         r"load_dataset|_prepare_split|datasets/builder\.py|"
@@ -716,7 +724,7 @@ def marker_of(message: str) -> Marker | None:
         return "iteration"
     message = _without_paths(message)
     m = _ITERATION.search(message)
-    if m and (m.group(2) or m.group(4) or m.group(8) or m.group(10) or m.group(12) or m.group(13)
+    if m and (m.group(2) or m.group(4) or m.group(8) or m.group(10) or m.group(12) or m.group(13) or m.group(17)
               or _PROGRESS_WORDS.search(message)):
         return "iteration"  # a step with its total is progress by itself: OLMo's "[step=50/65355,epoch=0]" (dev:olmo-788)
     if _LOSS.search(message):  # a loss printed with no step, or by epoch: "epoch: 3451 loss: nan" (dev:gradnorm-tf-17)
@@ -770,7 +778,7 @@ def _field_spans(line: str) -> tuple[dict[str, tuple[int, str, float]], bool]:
     message = _without_paths(message)
     m = _ITERATION.search(message)
     if m:
-        g = next(i for i in (1, 4, 6, 7, 9, 11, 13, 14, 15) if m.group(i) is not None)
+        g = next(i for i in (1, 4, 6, 7, 9, 11, 13, 14, 15, 17) if m.group(i) is not None)
         out["iteration"] = (base + m.start(g), m.group(g), 1.0)
     for name, pattern in (("loss", _LOSS), ("grad_norm", _GRAD_NORM), ("nan_iterations", _NAN_COUNT)):
         m = pattern.search(message)
