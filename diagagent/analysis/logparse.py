@@ -703,7 +703,8 @@ def read_straggler_report(message: str) -> StragglerReport | None:
 
 
 # a file path of two parts or more, as a checkpoint's name carries its step and metrics ("/ckpt/epoch=0-step=2000.ckpt",
-# NeMo's "megatron_gpt--val_loss=2.31-step=2000-consumed_samples=1024000.0.ckpt"): its words are no progress
+# NeMo's "megatron_gpt--val_loss=2.31-step=2000-consumed_samples=1024000.0.ckpt"): its words are no progress (unlike
+# _PATH's, a path here starts after a space and has two parts, so a count as "100/1000" is none)
 _PATH_WORDS = re.compile(r"(?<![\w.])(?:~|\.{1,2})?/[^\s\"'/]+(?:/[^\s\"'/]*)+")
 
 
@@ -793,7 +794,7 @@ def _field_spans(line: str) -> tuple[dict[str, tuple[int, str, float]], bool]:
     return out, in_line
 
 
-def scaled(value: float, factor: float) -> float:
+def _scaled(value: float, factor: float) -> float:
     """A progress field's number in its unit: times its factor, or for a rate (factor -1) its inverse."""
     if factor >= 0:
         return value * factor
@@ -812,7 +813,7 @@ def read_progress(line: str) -> Progress:
     values = {}
     for name, (_, text, scale) in _field_spans(line)[0].items():
         value = _number(text)
-        values[name] = scaled(value, scale) if value is not None else None
+        values[name] = _scaled(value, scale) if value is not None else None
     return _progress_of(values)
 
 
@@ -846,7 +847,7 @@ def progress_layout(raw: bytes) -> ProgressLayout | None:
 def read_progress_with(layout: ProgressLayout, raw: bytes) -> Progress:
     values: list[float | None] = []
     for start, end, scale in layout.spans:
-        values.append(scaled(float(raw[start:end]), scale) if end else None)
+        values.append(_scaled(float(raw[start:end]), scale) if end else None)
     it, loss, grad, step, nan_count = values
     return Progress(int(it) if it is not None else None, loss, grad, step,
                     int(nan_count) if nan_count is not None else None)

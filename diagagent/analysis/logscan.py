@@ -69,6 +69,7 @@ from diagagent.analysis.wrapping import Wrapping, carry_from, unwrap, wrapping_o
 from diagagent.config import Settings
 from diagagent.telemetry import Bundle, LogFile, ReadIssue, parse_timestamp
 from diagagent.telemetry.limits import ReadBudget
+from diagagent.telemetry.rawlogs import RAY_WORKER
 from diagagent.telemetry.readers import LineBlock, LineChunks, compiled_lines, open_binary
 
 BLOCK_BYTES = 1 << 22  # a file's first read (a terminal's wrapping is read off its lines)
@@ -103,9 +104,9 @@ WARNING = 2
 _RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): |^\s*\[(?:\d+,)?(\d+)\]<std|"
                           rb"^(?:\[[\d;]*m)?\([^()]*?[\[ ]rank=(\d+)[\],]")
 _NCCL_HOST = re.compile(rb"^\s*(?:\[\w+\]:)?([\w.-]+):\d+:\d+ \[\d+\] NCCL")
-# a launcher's prefix that names a host: pdsh's (DeepSpeed's launcher) "worker-3: ...", Ray's worker prefix
-# "(RayTrainWorker pid=5301, ip=10.0.0.2) ..." (coloured or not): a job host or address, as job.yaml names them
-_LINE_HOST = re.compile(rb"^([A-Za-z0-9][\w.-]*): |^(?:\x1b)?(?:\[[\d;]*m)?\([^()]*?\bip=([\d.]+|[0-9a-fA-F:]+)\)")
+# a launcher's prefix that names a host: pdsh's (DeepSpeed's launcher) "worker-3: ...", or Ray's worker prefix
+# (rawlogs.RAY_WORKER) by its ip=: a job host or address, as job.yaml names them
+_PDSH_HOST = re.compile(rb"([A-Za-z0-9][\w.-]*): ")
 AGGREGATE_SNIFF_BYTES = 1 << 16  # a host folder's file whose first this many bytes name two job hosts holds many
 # what a person who pasted a log wrote in it where output was cut or ended, never the job's own last words: "..."
 # (dev:levanter-584), "[NO FURTHER OUTPUT]" and "[... 8 similar sleep messages ...]" (dev:ms-swift-6962), "<snip>"
@@ -513,12 +514,13 @@ class _FileReader:
         m = _NCCL_HOST.match(raw)
         if m:
             return m.group(1).decode(errors="replace")
-        m = _LINE_HOST.match(raw)
-        return self.host_of_name.get((m.group(1) or m.group(2)).decode(errors="replace")) if m else None
+        m = _PDSH_HOST.match(raw) or RAY_WORKER.match(raw)
+        return self.host_of_name.get(m.group(1).decode(errors="replace")) if m else None
 
     def _holds_many_hosts(self, root: Path) -> bool:
-        """Whether a host folder's file is a launcher's output holding several hosts' lines (DeepSpeed's pdsh, mpirun
-        --tag-output, a Ray driver): its first lines name two job hosts or more by their prefixes."""
+        """Whether a host folder's file (not one rank's) is a launcher's output holding several hosts' lines
+        (DeepSpeed's pdsh, mpirun --tag-output, a Ray driver): its first lines name two job hosts or more by their
+        prefixes."""
         try:
             with open_binary(root / self.lf.file) as f:
                 head = f.read(AGGREGATE_SNIFF_BYTES)
@@ -540,7 +542,7 @@ class _FileReader:
     def read(self, root: Path) -> None:
         part, summary = self.part, self.summary
         fixed_host = self.lf.host
-        if fixed_host is not None and self.host_of_name and self._holds_many_hosts(root):
+        if fixed_host is not None and self.lf.rank is None and self.host_of_name and self._holds_many_hosts(root):
             fixed_host = None  # each line's host from its prefix; a line without one is the folder's host's
         host_scan = part.hosts.setdefault(fixed_host, HostScan()) if fixed_host is not None else None
         if host_scan is not None:

@@ -424,7 +424,7 @@ def _stack_finding(status: str | None, cluster: StackCluster) -> str:
     """A cluster in words; an outlier stuck saving a checkpoint says so (rank 0 in s3fs's upload under Lightning's
     save_checkpoint while the others wait at its barrier: the storage, not the GPU)."""
     outlier = " outlier" if cluster.role == "outlier" else ""
-    saving = outlier and _stack_stage(cluster) == "checkpoint"
+    saving = cluster.role == "outlier" and _stack_stage(cluster) == "checkpoint"
     return f"stack{outlier} ({status} job){' in checkpoint' if saving else ''}: ranks {cluster.ranks_text} in {cluster.top}"
 
 

@@ -50,17 +50,16 @@ class Format:
     names: str  # "rank" | "host"
 
 
+# Ray's driver log holds every worker's output behind the worker's prefix, coloured on a terminal:
+# "(RayTrainWorker pid=2211, ip=10.0.0.10) ...", the raylet's "(raylet, ip=10.0.7.57) ..." (dev:ray-47461)
+RAY_WORKER = re.compile(rb"(?:\x1b\[[\d;]*m)?\([\w.:-]+(?: pid=\d+)?, ip=([\d.]+|[0-9a-fA-F:]+)\)(?:\x1b\[[\d;]*m)? ?")
 FORMATS = (
     Format("srun", "srun -l prefixes", re.compile(rb" *(\d{1,7}): "), "rank"),
     Format("openmpi", "OpenMPI --tag-output prefixes", re.compile(rb"\[\d+,(\d{1,7})\]<std(?:out|err)>: ?"), "rank"),
     Format("kubectl", "kubectl --prefix prefixes", re.compile(rb"\[pod/([\w.-]+)/[\w.-]+\] "), "host"),
     Format("pdsh", "pdsh / DeepSpeed launcher prefixes",
            re.compile(rb"([A-Za-z0-9][A-Za-z0-9.-]*[0-9-][A-Za-z0-9.-]*|\d+\.\d+\.\d+\.\d+): "), "host"),
-    # Ray's driver log, which holds every worker's output behind the worker's prefix, coloured on a terminal:
-    # "(RayTrainWorker pid=2211, ip=10.0.0.10) ...", the raylet's "(raylet, ip=10.0.7.57) ..." (dev:ray-47461)
-    Format("ray", "Ray worker prefixes",
-           re.compile(rb"(?:\x1b\[[\d;]*m)?\([\w.:-]+(?: pid=\d+)?, ip=([\d.]+|[0-9a-fA-F:]+)\)(?:\x1b\[[\d;]*m)? ?"),
-           "host"),
+    Format("ray", "Ray worker prefixes", RAY_WORKER, "host"),
     # a stream of NCCL_DEBUG output from several hosts: "node-017:1234:5678 [3] NCCL INFO ..." on (nearly) every line
     Format("nccl", "NCCL headers", re.compile(rb"([A-Za-z0-9][\w.-]*):\d+:\d+ \[\d+\] "), "host"),
 )

@@ -358,7 +358,7 @@ class LineChunks:
         yield lineno, self._rendered(lines)
 
     def _rendered(self, lines: list[bytes]) -> list[bytes]:
-        return [render_record(line) if line[:1] == b"{" else line for line in lines] if self.records else lines
+        return _render_records(lines) if self.records else lines
 
     def _fit(self, lines: list[bytes], first: int) -> list[bytes]:
         """`lines`, each longer than max_line cut there (and counted)."""
@@ -374,6 +374,11 @@ class LineChunks:
                 line = line[:self.max_line]
             out.append(line)
         return out
+
+
+def _render_records(lines: list[bytes]) -> list[bytes]:
+    """A JSON-lines file's lines, each record as the plain line it stands for (other lines as they are)."""
+    return [render_record(line) if line[:1] == b"{" else line for line in lines]
 
 
 # blank (whitespace-only) lines from the start of a line, each with its newline (one character class: a fast loop)
@@ -442,7 +447,7 @@ def read_text(path: Path, display: str, issues: list[ReadIssue], limit: int = 64
         return ""
     data = b"".join(parts)
     if chunks.records:  # JSON log records (`journalctl -k -o json` as a probe): the lines they stand for
-        data = b"\n".join(chunks._rendered(data.split(b"\n")))
+        data = b"\n".join(_render_records(data.split(b"\n")))
     text = data.decode("utf-8", errors="replace")
     if "\ufffd" in text and "\ufffd".encode() not in data:
         issues.append(ReadIssue(file=display, problem="bytes that are not UTF-8, replaced with U+FFFD"))
