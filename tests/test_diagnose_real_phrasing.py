@@ -497,3 +497,18 @@ def test_an_exception_of_any_class_name_behind_its_module_path_is_a_cause_from_a
     assert _cited(d) == [1] and d.stage == "training"
     d = _diagnose(tmp_path / "n", {"logs/node-0/stdout.log": "torch.distributed.run: setting OMP_NUM_THREADS\n"})
     assert _cited(d) == []  # a logger's dotted name, lowercase: no exception
+
+
+def test_a_traceback_cut_inside_evaluation_under_a_training_bar_is_in_eval(tmp_path: Path) -> None:
+    """The training bar is the last marker, but the traceback, cut before its exception, stopped in Trainer.evaluate:
+    the job was evaluating. A cut traceback at a script's top level after steps says nothing of the stage."""
+    bar = " 85%|########5 | 200/234 [10:01<01:42,  3.01s/it]\n"
+    frames = ['  File "/app/train_lora.py", line 79, in <module>', "    trainer.train()",
+              '  File "/env/site-packages/transformers/trainer.py", line 1988, in _inner_training_loop',
+              "    self._maybe_log_save_evaluate(tr_loss, model, trial, epoch, ignore_keys_for_eval)",
+              '  File "/env/site-packages/transformers/trainer.py", line 2940, in evaluate',
+              "    eval_dataloader = self.get_eval_dataloader(eval_dataset)"]
+    tb = "Traceback (most recent call last):\n" + "\n".join(frames) + "\n"
+    assert _diagnose(tmp_path / "e", {"logs/node-0/stdout.log": bar + tb}).stage == "eval"
+    top = "Traceback (most recent call last):\n" + "\n".join(frames[:2]) + "\n"
+    assert _diagnose(tmp_path / "t", {"logs/node-0/stdout.log": bar + top}).stage == "training"

@@ -249,6 +249,13 @@ def _iterations(tl: _Timeline, status: str, has_cause_errors: bool, stage: str |
     return tl.last_iteration, tl.last_iteration + 1, notes
 
 
+def _frames_stage(frames: list[str], tl: _Timeline) -> StageName | None:
+    """The stage a traceback's functions name; not init for a script's top level after the job's steps ran (its
+    training loop, nanoGPT's), which is left to the markers."""
+    stage = stage_of_frames(frames)
+    return None if stage == "init" and frames[-1] == "<module>" and tl.last_iteration is not None else stage
+
+
 def _stage_at(scan: LogScan, occ: Occurrence | None, tl: _Timeline) -> StageName | None:
     """The stage when an event occurred: from its own file's markers when it has some; else (or when another file
     was in a checkpoint or eval then) from every file's markers up to that time; else the job's final stage."""
@@ -794,20 +801,20 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     events = _ranked_events(cands, roots, anomalies, scan)
     top_cause = next((c for c in sorted(cands, key=lambda c: -c.score) if c.role == "cause"), None)
     cited = _cited_on(top_cause, roots) if top_cause else None
-    stage = stage_of_frames(list(cited.frames)) if cited is not None and cited.frames else None
-    if stage == "init" and cited is not None and cited.frames[-1] == "<module>" and tl.last_iteration is not None:
-        stage = None  # a script's top level after the job's steps ran is its training loop (nanoGPT's), not start-up
+    stage = _frames_stage(list(cited.frames), tl) if cited is not None and cited.frames else None
     if stage is not None:
         notes.append(f"stage from the functions of the traceback: {stage}")
-    else:
+    cut = [f for f in scan.files if f.cut_traceback is not None]
+    cut_stage = _frames_stage(list(cut[0].cut_traceback[2]), tl) if cut else None  # type: ignore[index]
+    if stage is None and (top_cause is not None or cut_stage is None):  # (with no cause but a cut traceback, its
+        # frames say where the job was better than its last marker: Trainer's evaluate under a training bar at 85%,
+        # dev:mle-llama-2)
         stage = _stage_at(scan, cited, tl)
     if tl.first_nan is not None and top_cause is None:
         stage = "training"
-    cut = [f for f in scan.files if f.cut_traceback is not None]
-    if stage is None and cut:
-        stage = stage_of_frames(list(cut[0].cut_traceback[2]))  # type: ignore[index,assignment]
-        if stage is not None:
-            notes.append(f"stage from the functions of a traceback cut before its exception: {stage}")
+    if stage is None and cut_stage is not None:
+        stage = cut_stage
+        notes.append(f"stage from the functions of a traceback cut before its exception: {stage}")
     dumps = _main_threads(scan.files)
     if stage is None and dumps:
         stage = stage_of_frames([fn for _, _, fn in reversed(dumps[0][1].frames)])  # type: ignore[assignment]
