@@ -499,6 +499,8 @@ def test_a_bar_of_anything_but_training_is_no_progress() -> None:
       "Data: 0.012 (0.015)"), (0.012, 0.512), False),  # timm
     ("ctdet/coco_dla |######    | train: [54][4784/14785]|Tot: 1:20:53 |loss 1.7448 |Data 3.556s(0.517s) |Net 1.014s",
      (3.556, 1.014), True),  # CenterNet (dev:centernet-604)
+    (("ppcls INFO: [Train][Epoch 2/100][Iter: 500/1606]lr(LinearWarmup): 0.01574346, loss: 9.34407, batch_cost: "
+      "20.16547s, reader_cost: 19.83207, ips: 12.69497 samples/s"), (19.83207, 20.16547), True),  # PaddleClas
     ("Data loaded at time 3.2; step 100 loss: 2.3", None, False),
 ])
 def test_the_time_a_step_waits_on_its_data(line: str, wait: tuple[float, float] | None, bound: bool) -> None:

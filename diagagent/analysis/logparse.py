@@ -292,9 +292,10 @@ _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? ti
 # the time a step waited on its data beside the step's whole time, as trainers print both: MMEngine's and MMCV's
 # "time: 0.5123  data_time: 0.0123", Detectron2's "time: 0.4567  last_time: 0.4  data_time: 0.0123", the ImageNet
 # ProgressMeter's "Time  8.719 ( 0.361)  Data  8.501 ( 0.120)", timm's "Time: 0.512s, ... Data: 0.012 (0.015)" and
-# CenterNet's "|Data 3.556s(0.517s) |Net 1.014s" (its batch time, dev:centernet-604)
-_DATA_TIME = re.compile(r"(?<![\w/])data_time:\s*([\d.]+)|\bData:?\s+([\d.]+)")
-_BATCH_TIME = re.compile(r"(?<![\w/])time:\s*([\d.]+)|\bTime:?\s+([\d.]+)|\|Net\s+([\d.]+)s")
+# CenterNet's "|Data 3.556s(0.517s) |Net 1.014s" (its batch time, dev:centernet-604), PaddleClas's and PaddleDetection's
+# "batch_cost: 20.16547s, reader_cost: 19.83207" (dev:paddleclas-3296)
+_DATA_TIME = re.compile(r"(?<![\w/])data_time:\s*([\d.]+)|\bData:?\s+([\d.]+)|\breader_cost:\s*([\d.]+)")
+_BATCH_TIME = re.compile(r"(?<![\w/])time:\s*([\d.]+)|\bTime:?\s+([\d.]+)|\|Net\s+([\d.]+)s|\bbatch_cost:\s*([\d.]+)")
 DATA_BOUND_SHARE = 0.5  # a step that waits on its data this share of its time or more is held up by its input
 _NAN_COUNT = re.compile(r"number of nan iterations:\s*(\d+)", re.IGNORECASE)
 
