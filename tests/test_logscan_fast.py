@@ -142,3 +142,23 @@ def test_a_slowdown_that_creeps_into_a_bars_smoothed_rate_is_found_from_where_it
     flat.write_text("\n".join(b.replace(f"{r:.2f}it/s", f"{1.02 - 0.04 * (i % 3):.2f}it/s")
                               for i, (b, r) in enumerate(zip(bars, rates, strict=True))) + "\n")
     assert _scan(root, True)[0].files[0].slow_from is None
+
+
+def test_a_slow_jobs_longest_step_is_kept_alike_by_both_paths_and_read_for_its_data_wait(tmp_path: Path) -> None:
+    """One batch stalls on its data (12.9 s, 12.5 s of it data) among 0.5 s steps: no lasting slowdown, but the
+    longest step, which both paths keep, says a slow job's steps wait on their data."""
+    def line(i: int, step: float, data: float) -> str:
+        return (f"[05/20 15:24:40] eta: 0:05:32 - epoch: 5/20 - batch: {i}/300 - total_loss: 0.2648 - "
+                f"time: {step:.4f} - data_time: {data:.4f} - lr: 0.009097")
+
+    lines = [line(i, 12.9244, 12.4863) if i == 150 else line(i, 0.5 + 0.01 * (i % 7), 0.0067) for i in range(300)]
+    root = tmp_path / "b"
+    (root / "logs" / "node-0").mkdir(parents=True)
+    (root / "job.yaml").write_text('job_id: "3"\nframework: other\nstatus: slow\nnodes:\n  - {host: node-0}\n')
+    (root / "logs" / "node-0" / "train.log").write_text("\n".join(lines) + "\n")
+    _same_scan(root)
+    scan, _ = _scan(root, True)
+    assert scan.files[0].slowest_step[:2] == (12.9244, 151) and scan.files[0].slow_from is None
+    with Bundle.open(root) as bundle:
+        d = diagnose(bundle, Settings.load())
+    assert d.fault == "input_pipeline_bound" and 151 in [e.line for e in d.evidence if e.role == "cause"]

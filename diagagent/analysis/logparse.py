@@ -285,9 +285,10 @@ _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? ti
                         r"step[ _]time(?: \((m?s)\))?|time/iteration|time per step|"
                         # the ImageNet ProgressMeter's batch time, then its running average: "Time  8.719 ( 0.361)"
                         r"(?-i:\bTime)(?=\s+[\d.]+\s+\(\s*[\d.]+\))|"
-                        # MMEngine's and Detectron2's "time: 0.5123  data_time: 0.0123"; verl's "timing_s/step:12.3";
+                        # MMEngine's and Detectron2's "time: 0.5123  data_time: 0.0123" (or " - " between them,
+                        # dev:yet-another-efficientdet-pytorch-322); verl's "timing_s/step:12.3";
                         # MaxText's "completed step: 100, seconds: 0.512"; nanoGPT's "time 120.00ms"
-                        r"\btime(?=:\s*[\d.]+\s+data_time:)|timing_s/step|completed step: \d+, seconds|"
+                        r"\btime(?=:\s*[\d.]+\s*[-,|]?\s+data_time:)|timing_s/step|completed step: \d+, seconds|"
                         r"(?-i:\btime)(?=\s+[\d.]+ms\b))\s*[:=]?\s*([\d.]+)(ms\b)?", re.IGNORECASE)
 # the time a step waited on its data beside the step's whole time, as trainers print both: MMEngine's and MMCV's
 # "time: 0.5123  data_time: 0.0123", Detectron2's "time: 0.4567  last_time: 0.4  data_time: 0.0123", the ImageNet

@@ -187,6 +187,7 @@ class FileSummary:
     slow_from: int | None = None  # the first iteration of a lasting slowdown
     slow_ratio: float | None = None
     median_step_s: float | None = None
+    slowest_step: tuple[float, int, str] | None = None  # the longest step a progress line shows: seconds, line, text
     last_iteration_text: str = ""  # the last progress line: the last activity before a hang or a kill
     last_progress_line: int = 0
     last_line: int = 0  # the file's last line that is not blank, and its text
@@ -335,6 +336,8 @@ def _progress_line(summary: FileSummary, state: _Progress, prog: Progress, raw: 
             and it is not None and it > state.last_it:
         step = (ts - state.last_ts) / (it - state.last_it)
     state.last_ts, state.last_it = ts, it
+    if step is not None and (summary.slowest_step is None or step > summary.slowest_step[0]):
+        summary.slowest_step = (step, line, _text(raw))
     if step is not None and it is not None:
         _slowdown(summary, state, it, step, raw, line)
 
@@ -795,6 +798,9 @@ class _FileReader:
             state.step_its.extend(cols["iteration"][-_WINDOW:].astype(np.int64).tolist())
             del state.steps[:-_WINDOW], state.step_its[:-_WINDOW]
             state.all_steps.extend(steps[:max(0, 4096 - len(state.all_steps))].tolist())
+        j = int(np.argmax(steps))
+        if summary.slowest_step is None or float(steps[j]) > summary.slowest_step[0]:
+            summary.slowest_step = (float(steps[j]), lineno + int(rows[j]) + 1, _text(line(block, int(rows[j]))))
         last = int(rows[-1])
         it = int(cols["iteration"][-1])
         summary.progress_lines += len(rows)
