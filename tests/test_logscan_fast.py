@@ -125,20 +125,26 @@ def test_a_progress_column_reads_as_float_reads_each_number(numbers: list[str], 
     assert (one_by_one == []) == by_column
 
 
+def _slow_job(tmp_path: Path, lines: list[str]) -> Path:
+    """A one-node bundle of a slow job whose log is `lines`."""
+    root = tmp_path / "b"
+    (root / "logs" / "node-0").mkdir(parents=True)
+    (root / "job.yaml").write_text('job_id: "3"\nframework: other\nstatus: slow\nnodes:\n  - {host: node-0}\n')
+    (root / "logs" / "node-0" / "train.log").write_text("\n".join(lines) + "\n")
+    return root
+
+
 def test_a_slowdown_that_creeps_into_a_bars_smoothed_rate_is_found_from_where_it_began(tmp_path: Path) -> None:
     """tqdm's rate is a moving average: a node that turns slow at step 3131 shows as a rate that falls over several
     lines, no step 1.3x the one before it. Found from the step the fall began, alike by both paths."""
     rates = [1.02] * 31 + [0.97, 0.93, 0.88, 0.84, 0.79, 0.75, 0.70] + [0.69] * 33
     bars = [f"Epoch 0:  26%|##6       | {3100 + i}/12000 [50:{i % 60:02d}<2:25:25, {r:.2f}it/s, loss=2.548, v_num=3]"
             for i, r in enumerate(rates)]
-    root = tmp_path / "b"
-    (root / "logs" / "node-0").mkdir(parents=True)
-    (root / "job.yaml").write_text('job_id: "3"\nframework: other\nstatus: slow\nnodes:\n  - {host: node-0}\n')
-    (root / "logs" / "node-0" / "rank-0.log").write_text("\n".join(bars) + "\n")
+    root = _slow_job(tmp_path, bars)
     _same_scan(root)
     scan, _ = _scan(root, True)
     assert scan.files[0].slow_from == 3131
-    flat = root / "logs" / "node-0" / "rank-0.log"  # a rate that only wobbles is no slowdown
+    flat = root / "logs" / "node-0" / "train.log"  # a rate that only wobbles is no slowdown
     flat.write_text("\n".join(b.replace(f"{r:.2f}it/s", f"{1.02 - 0.04 * (i % 3):.2f}it/s")
                               for i, (b, r) in enumerate(zip(bars, rates, strict=True))) + "\n")
     assert _scan(root, True)[0].files[0].slow_from is None
@@ -152,10 +158,7 @@ def test_a_slow_jobs_longest_step_is_kept_alike_by_both_paths_and_read_for_its_d
                 f"time: {step:.4f} - data_time: {data:.4f} - lr: 0.009097")
 
     lines = [line(i, 12.9244, 12.4863) if i == 150 else line(i, 0.5 + 0.01 * (i % 7), 0.0067) for i in range(300)]
-    root = tmp_path / "b"
-    (root / "logs" / "node-0").mkdir(parents=True)
-    (root / "job.yaml").write_text('job_id: "3"\nframework: other\nstatus: slow\nnodes:\n  - {host: node-0}\n')
-    (root / "logs" / "node-0" / "train.log").write_text("\n".join(lines) + "\n")
+    root = _slow_job(tmp_path, lines)
     _same_scan(root)
     scan, _ = _scan(root, True)
     assert scan.files[0].slowest_step[:2] == (12.9244, 151) and scan.files[0].slow_from is None
