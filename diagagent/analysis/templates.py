@@ -141,6 +141,11 @@ class LineShaper:
             self.levels.append(level)
             # a frame naming save_checkpoint is no marker: it is printed after the fact, not when saving began
             marker = marker_of(message) if kind in ("other", "traceback") else None
+            if marker not in (None, "iteration", "straggler_report") and level >= LEVEL_RANK["error"]:
+                # an error that names a stage is the failure, not a stage's mark: Orbax's "E0318 ... sharding.py:426]
+                # The available devices are different from the devices used to save the checkpoint.  Please restore
+                # checkpoint ..." (dev:demonstration-information-1)
+                marker = None
             error_head = structured and level >= LEVEL_RANK["error"]
             error_words = word_level in ("error", "fatal")
             warning_words = word_level == "warning"
