@@ -20,6 +20,7 @@ from diagagent.analysis.probes import (
 )
 from diagagent.analysis.xid import load_xid_catalog
 from diagagent.apps.cli import build_app
+from diagagent.diagnosis import diagnose
 from diagagent.telemetry import Bundle
 
 FIX = Path(__file__).parent / "fixtures" / "probes"
@@ -230,15 +231,36 @@ def test_throttle_on_one_node_is_faulty_not_on_many(tmp_path: Path) -> None:
 def test_odd_probe_files_are_skipped(tmp_path: Path) -> None:
     (tmp_path / "job.yaml").write_text('job_id: "1"\nnodes: [{host: a}]\n')
     (tmp_path / "probes" / "a").mkdir(parents=True)
-    (tmp_path / "probes" / "a" / "mystery.txt").write_text("\x00\x01 nothing here\n")
+    (tmp_path / "probes" / "a" / "mystery.txt").write_text("\x00\x01 nothing here\n")  # a command's text: nothing
     (tmp_path / "probes" / "a" / "broken.json").write_text("{not json")
     (tmp_path / "probes" / "loose.txt").write_text("NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n")
     with Bundle.open(tmp_path) as b:
         f = analyze_health(b)
-    assert f.skipped == 3 and f.node("a").verdict == "healthy"  # type: ignore[union-attr]
+    assert f.skipped == 2 and f.node("a").verdict == "healthy"  # type: ignore[union-attr]
     (tmp_path / "probes").rename(tmp_path / "gone")
     with Bundle.open(tmp_path) as b:
         assert not analyze_health(b).present
+
+
+def test_any_other_command_is_read_for_its_warnings(tmp_path: Path) -> None:
+    """A probe of no known kind (`kubectl describe pod`) is read as text: its warning lines are signals for the
+    signatures, which never make the node faulty on their own: the eviction decides the fault."""
+    root = tmp_path / "b"
+    (root / "probes" / "k-2").mkdir(parents=True)
+    (root / "job.yaml").write_text('job_id: "7"\nstatus: failed\nnodes: [{host: k-1}, {host: k-2}]\n')
+    (root / "probes" / "k-2" / "kubectl-describe-pod.txt").write_text(
+        "Name:             llm-pt-worker-1\nStatus:           Failed\nReason:           Evicted\nEvents:\n"
+        "  Type     Reason     Age    From               Message\n"
+        "  Normal   Started    3h31m  kubelet            Started container pytorch\n"
+        "  Warning  Evicted    29m    kubelet            The node was low on resource: ephemeral-storage. Threshold "
+        "quantity: 47204280524, available: 45212560Ki.\n")
+    with Bundle.open(root) as b:
+        f = analyze_health(b)
+        assert f.skipped == 0 and f.node("k-2").verdict == "degraded"  # type: ignore[union-attr]
+        assert [(s.kind, s.line) for s in f.node("k-2").signals] == [("text_probe", 2), ("text_probe", 7)]  # type: ignore[union-attr]
+        d = diagnose(b)
+    assert d.fault == "disk_full"
+    assert any(e.file == "probes/k-2/kubectl-describe-pod.txt" and e.line == 7 for e in d.evidence)
 
 
 def test_cli_health(tmp_path: Path) -> None:

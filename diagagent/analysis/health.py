@@ -31,6 +31,7 @@ from diagagent.analysis.probes import (
     parse_nccl_tests,
     parse_nvidia_smi,
     parse_perfquery,
+    parse_text_probe,
 )
 from diagagent.analysis.workers import Workers
 from diagagent.analysis.xid import Severity, XidCatalog, load_xid_catalog
@@ -38,7 +39,7 @@ from diagagent.telemetry import Bundle, FileError, PartFile, ReadIssue, file_err
 from diagagent.telemetry.readers import read_text
 
 Verdict = Literal["healthy", "degraded", "faulty"]
-ProbeKind = Literal["nvidia-smi", "dcgm-diag", "dmesg", "ibstat", "ib-counters", "nccl-tests", "json"]
+ProbeKind = Literal["nvidia-smi", "dcgm-diag", "dmesg", "ibstat", "ib-counters", "nccl-tests", "json", "text"]
 
 # counter -> (kind, severity when an outlier, the least value that counts, meaning); perfquery and sysfs names
 _COUNTERS: dict[str, tuple[str, Severity, int, str]] = {
@@ -95,8 +96,9 @@ class HealthFindings(BaseModel):
         return next((n for n in self.nodes if n.host == host), None)
 
 
-def probe_kind(part: PartFile, head: str) -> ProbeKind | None:
-    """Which probe a file holds: by its name (BUNDLE.md), else by what its first lines look like."""
+def probe_kind(part: PartFile, head: str) -> ProbeKind:
+    """Which probe a file holds: by its name (BUNDLE.md), else by what its first lines look like; else any other
+    command's text."""
     name = part.name.lower()
     if part.file.endswith((".json", ".json.gz")) and head.lstrip()[:1] in ("{", "["):  # (a JSON-lines export such
         # as `journalctl -k -o json` is read as the lines its records stand for, telemetry/records.py)
@@ -119,7 +121,7 @@ def probe_kind(part: PartFile, head: str) -> ProbeKind | None:
         return "nccl-tests"
     if "NVRM:" in head or "kernel:" in head or head.startswith("["):
         return "dmesg"
-    return None
+    return "text"  # any other command's output: its lines that say warning or worse
 
 
 def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Budget | None = None,
@@ -157,10 +159,6 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
             findings.problems.append(str(read.error))
             continue  # an unreadable probe says nothing about its node: the node is not counted as probed by it
         probes[host].append(part.file)
-        if kind is None:
-            findings.skipped += 1
-            findings.problems.append(f"{part.file}: not the output of a probe diagagent knows; skipped")
-            continue
         if kind in ("ibstat", "ib-counters") and not parsed and not read.blank:
             issue = ReadIssue(file=part.file, problem=f"no {kind} output in it (expected "
                                                       f"{_SHAPE[kind]}); file skipped")
@@ -255,7 +253,7 @@ def _read_probe(bundle: Bundle, part: PartFile, catalog: XidCatalog) -> _ProbeRe
         with file_errors(part.file, "probe output"):
             text = _read_listed(bundle, part.file)
             read.kind = probe_kind(part, text[:4096])
-            read.parsed = _parse(read.kind, text, part, catalog) if read.kind is not None else None
+            read.parsed = _parse(read.kind, text, part, catalog)
             read.blank = not text.strip()
     except FileError as exc:
         read.error, read.kind, read.parsed = ReadIssue.of(exc), None, None
@@ -313,6 +311,8 @@ def _parse(kind: ProbeKind, text: str, part: PartFile, catalog: XidCatalog) -> R
         return parse_dmesg(text, part.file, catalog)
     if kind == "json":
         return parse_json_probe(text, part.file, part.name)
+    if kind == "text":
+        return parse_text_probe(text, part.file, part.name)
     return {"nvidia-smi": parse_nvidia_smi, "dcgm-diag": parse_dcgm_diag, "nccl-tests": parse_nccl_tests}[kind](
         text, part.file)
 

@@ -1,5 +1,6 @@
 """Parsers for node health probe output as the tools print it: `nvidia-smi -q`, `dcgmi diag`, `dmesg -T`, `ibstat`,
-`perfquery`, nccl-tests `all_reduce_perf`, and the generic JSON probe. Each returns signals with the exact line.
+`perfquery`, nccl-tests `all_reduce_perf`, the generic JSON probe, and any other command's text. Each returns signals
+with the exact line.
 
 Lines are numbered as the bundle readers number them (split on `\\n` only); odd lines are skipped and counted. A
 parser raises only `FileError`, naming the file, for text it cannot read at all (JSON nested past the parser's depth).
@@ -17,6 +18,7 @@ from typing import ParamSpec, TypeVar
 
 from pydantic import BaseModel, Field
 
+from diagagent.analysis.logparse import content_level
 from diagagent.analysis.xid import Severity, XidCatalog
 from diagagent.telemetry.errors import FileError, file_errors
 
@@ -748,3 +750,23 @@ def parse_json_probe(text: str, file: str, probe: str) -> Reading:
 __all__ = ["SEVERITY_RANK", "HealthSignal", "IbPort", "PortCounter", "Reading", "numbered_lines",
            "parse_dcgm_diag", "parse_dmesg", "parse_ibstat", "parse_json_probe", "parse_nccl_tests",
            "parse_nvidia_smi", "parse_perfquery"]
+
+
+MAX_TEXT_SIGNALS = 50  # a command's warning lines past this many are counted with the last, not kept
+
+
+@reads("the text output of a command")
+def parse_text_probe(text: str, file: str, probe: str) -> Reading:
+    """Any other command's text (`kubectl describe pod`, `top`, a site's own check): each line whose words say warning
+    or worse is a warning signal, for the signatures to read ('Warning  Evicted ... kubelet  The node was low on
+    resource: ephemeral-storage.'). The words of a command diagagent does not know hint; they never prove a node
+    faulty."""
+    r = Reading()
+    for n, line in numbered_lines(text):
+        if content_level(line) in ("warning", "error", "fatal"):
+            if len(r.signals) >= MAX_TEXT_SIGNALS:
+                r.signals[-1].count += 1
+                continue
+            _sig(r, file, probe, n, line, "text_probe", "warning", f"{probe} says: {line.strip()[:200]}",
+                 "Read the probe's output around this line.")
+    return r

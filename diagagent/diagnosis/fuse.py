@@ -400,7 +400,7 @@ def _differential_lines(a: Analyses) -> list[Line]:
                 if signal.severity in ("fatal", "error", "warning"):
                     lines.append(Line(file=signal.file, line=signal.line, host=node.host, text=signal.text,
                                       role="cause" if node.verdict == "faulty" else "context", where="probes",
-                                      device_state=True))
+                                      device_state=signal.kind != "text_probe"))  # (a command's words, no state)
     # where most ranks wait has a place to cite, its frame in a dump (a build lock's FileBaton.wait,
     # dev:deepspeedexamples-302); an outlier's finding stays without one (as _from_stacks cites outliers)
     dominant = {_stack_finding(a.bundle.job.status, c): c for c in a.stacks.clusters
