@@ -256,6 +256,17 @@ def _frames_stage(frames: list[str], tl: _Timeline) -> StageName | None:
     return None if stage == "init" and frames[-1] == "<module>" and tl.last_iteration is not None else stage
 
 
+_CHAIN = re.compile(r"^(?:The above exception was the direct cause|During handling of the above exception)")
+
+
+def _chained(scan: LogScan, occ: Occurrence, cut: FileSummary) -> bool:
+    """A traceback the log ends at is the outer one of `occ`'s exception: a chain header between them, in one file."""
+    end = cut.cut_traceback[0] if cut.cut_traceback is not None else 0
+    return occ.file == cut.file and any(
+        o.file == occ.file and occ.line < o.line < end
+        for tid, per_host in scan.first.items() if _CHAIN.match(scan.templates[tid].text) for o in per_host.values())
+
+
 def _stage_at(scan: LogScan, occ: Occurrence | None, tl: _Timeline) -> StageName | None:
     """The stage when an event occurred: from its own file's markers when it has some; else (or when another file
     was in a checkpoint or eval then) from every file's markers up to that time; else the job's final stage."""
@@ -806,6 +817,13 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
         notes.append(f"stage from the functions of the traceback: {stage}")
     cut = [f for f in scan.files if f.cut_traceback is not None]
     cut_stage = _frames_stage(list(cut[0].cut_traceback[2]), tl) if cut else None  # type: ignore[index]
+    if stage is None and cut_stage is not None and cited is not None and _chained(scan, cited, cut[0]):
+        # the cause's own frames say nothing, and the outer traceback of its chained exception ("The above exception
+        # was the direct cause of the following exception:"), cut before its own exception, says where the job was:
+        # its caller's frames (a JIT build's CalledProcessError under Trainer.train -> init_deepspeed ->
+        # deepspeed.initialize, dev:deepspeedexamples-103)
+        stage = cut_stage
+        notes.append(f"stage from the functions of a traceback cut before its exception: {stage}")
     if stage is None and (top_cause is not None or cut_stage is None):  # (with no cause but a cut traceback, its
         # frames say where the job was better than its last marker: Trainer's evaluate under a training bar at 85%,
         # dev:mle-llama-2)
