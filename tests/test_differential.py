@@ -11,7 +11,7 @@ import pytest
 from diagagent.config import Settings
 from diagagent.diagnosis.analyses import Analyses
 from diagagent.diagnosis.differential import Line, SignatureBook, decide, match_lines
-from diagagent.diagnosis.fuse import _findings
+from diagagent.diagnosis.fuse import _differential_lines
 from diagagent.schemata.model import read_schemata_dir
 from diagagent.telemetry import Bundle
 
@@ -34,7 +34,7 @@ def _dev_findings(case: str, state_dir: Path) -> list[str]:
     bundle = Bundle.open(ROOT / "evals" / "real" / "dev" / case)
     analyses = Analyses(bundle, Settings(state_dir=state_dir))
     analyses.run_all()
-    return _findings(analyses)
+    return [line.text for line in _differential_lines(analyses) if line.where == "findings"]
 
 
 @pytest.mark.parametrize("sig", BOOK.signatures, ids=[s.id for s in BOOK.signatures])

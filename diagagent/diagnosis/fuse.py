@@ -405,6 +405,10 @@ def _differential_lines(a: Analyses) -> list[Line]:
     # dev:deepspeedexamples-302); an outlier's finding stays without one (as _from_stacks cites outliers)
     dominant = {_stack_finding(a.bundle.job.status, c): c for c in a.stacks.clusters
                 if c.role == "healthy" and c.top_at} if a.stacks is not None and a.stacks.present else {}
+    bar = _preprocessing_when_timed_out(a.logs) if a.logs is not None else None
+    if bar is not None:  # at the bar's own line: what was running when the others gave up waiting
+        lines.append(Line(file=bar.file, line=bar.line, host=bar.host, rank=bar.rank, role="cause", where="findings",
+                          text=f"data preprocessing still running when a wait timed out: {bar.text.strip()}"))
     for text in _findings(a):
         c = dominant.get(text)
         at = c.top_at if c is not None else None
@@ -412,6 +416,23 @@ def _differential_lines(a: Analyses) -> list[Line]:
                           host=c.hosts[0] if c and c.hosts else None, rank=c.ranks[0] if c and c.ranks else None,
                           text=text, role="cause", where="findings"))
     return lines
+
+
+# the progress bar of Hugging Face datasets' map and filter (tqdm with its unit " examples": "Running tokenizer on
+# dataset:   9%|███| 280000/2969526 [29:55<4:48:08, 155.57 examples/s]", dev:llamafactory-2424; "Tokenizing Prompts
+# (num_proc=64):  92%|█| 328986/359152 [29:58<12:05, 41.59 examples/s]", dev:axolotl-2684)
+_DATASET_BAR = re.compile(r"(\d+)/(\d+) \[[\d:]+<[\d:?]+, *[\d.?]+ ?examples/s\]")
+_TIMED_OUT = re.compile(r"(?i)\btimed? ?out\b|\btimeout\b")
+
+
+def _preprocessing_when_timed_out(logs: LogFindings) -> LogLocation | None:
+    """The last unfinished dataset progress bar, when the failure is a wait that timed out: one rank still mapped the
+    data (transformers' main_process_first) while the others' collective or store wait ran out (30 minutes by default)."""
+    if not any(_TIMED_OUT.search(e.first.text) for e in logs.events if e.role == "cause"):
+        return None
+    bars = [loc for e in logs.events for loc in (e.first, *e.also, *([e.last] if e.last else []))
+            if (m := _DATASET_BAR.search(loc.text)) and int(m.group(1)) < int(m.group(2))]
+    return max(bars, key=lambda loc: (loc.file, loc.line)) if bars else None
 
 
 # Ray re-raises a task's or actor's exception under its own class, naming the original in parentheses
@@ -484,7 +505,8 @@ def _cite_hits(a: Analyses, g: _Gathered, hits: list[Hit], min_weight: float = C
         if len(out) >= MAX_PROOF_LINES:
             break
         used.add(h.signature.id)
-        kind: EvidenceKind = "log" if ln.where == "logs" else "probe" if ln.where == "probes" else "stack"
+        kind: EvidenceKind = "log" if ln.where == "logs" or ln.file.startswith("logs/") else \
+            "probe" if ln.where == "probes" else "stack"
         ev = a.evidence.cite(kind, role="cause", file=ln.file, line=ln.line,
                              host=ln.host, rank=ln.rank, text=ln.text, score=h.weight,
                              why=f"{h.signature.strength} sign of {h.fault}" + (", one of the candidates" if candidates
