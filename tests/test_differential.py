@@ -181,7 +181,7 @@ def test_equal_signs_keep_the_analyzers_order_across_files_and_the_line_order_wi
     ("node-1:12:34 [0] NCCL WARN NCCL_IB_HCA set but no device found", "nccl_socket_fallback"),
     ("[ 1234.567890] blk_update_request: I/O error, dev nvme0n1, sector 12345 op 0x1:(WRITE) flags 0x0",
      "storage_checkpoint_write_failure"),
-    ("[ 1234.567890] nfs: server nfs01 not responding, still trying", "storage_checkpoint_write_failure"),
+    ("[ 1234.567890] nfs: server nfs01 not responding, still trying", "filesystem_mount_failure"),
     ("[ 1234.567890] mce: [Hardware Error]: CPU 3: Machine Check: 0 Bank 7: cc00008000010090", "node_crash"),
     ("[ 1234.567890] EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0", "node_crash"),
     (("[ 1234.567890] NVRM: API mismatch: the client has the version 535.54, but this kernel module has the version "
