@@ -73,7 +73,7 @@ class SignatureBook(BaseModel):
 
     def framework_of(self, frame: str) -> str | None:
         """The framework whose own code a traceback frame is in (a folder of `framework_packages` on its path)."""
-        m = re.search(r"[/\\](" + "|".join(map(re.escape, self.framework_packages)) + r")[/\\]", frame) \
+        m = re.search(r"[/\\\"](" + "|".join(map(re.escape, self.framework_packages)) + r")[/\\]", frame) \
             if self.framework_packages else None
         return m.group(1) if m else None
 
