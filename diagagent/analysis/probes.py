@@ -747,11 +747,6 @@ def parse_json_probe(text: str, file: str, probe: str) -> Reading:
     return r
 
 
-__all__ = ["SEVERITY_RANK", "HealthSignal", "IbPort", "PortCounter", "Reading", "numbered_lines",
-           "parse_dcgm_diag", "parse_dmesg", "parse_ibstat", "parse_json_probe", "parse_nccl_tests",
-           "parse_nvidia_smi", "parse_perfquery"]
-
-
 MAX_TEXT_SIGNALS = 50  # a command's warning lines past this many are counted with the last, not kept
 
 
@@ -770,3 +765,8 @@ def parse_text_probe(text: str, file: str, probe: str) -> Reading:
             _sig(r, file, probe, n, line, "text_probe", "warning", f"{probe} says: {line.strip()[:200]}",
                  "Read the probe's output around this line.")
     return r
+
+
+__all__ = ["SEVERITY_RANK", "HealthSignal", "IbPort", "PortCounter", "Reading", "numbered_lines",
+           "parse_dcgm_diag", "parse_dmesg", "parse_ibstat", "parse_json_probe", "parse_nccl_tests",
+           "parse_nvidia_smi", "parse_perfquery", "parse_text_probe"]
