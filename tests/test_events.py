@@ -399,9 +399,9 @@ def test_the_not_utf8_note_counts_only_lines_that_hold_such_bytes() -> None:
 
 
 def test_ranks_read_off_horovod_mpirun_and_ray_prefixes(tmp_path: Path) -> None:
-    """horovodrun's "[2]<stderr>:" (dev:pytorch-lightning-5155), mpirun's "[1,3]<stdout>:" and a Ray actor's
-    "(Worker[rank=1] pid=...)" name a global rank; the Ray prefix is peeled so its traceback reads as one, and an
-    exception in a job-wide log keeps the frame that raised it."""
+    """horovodrun's "[2]<stderr>:" (dev:pytorch-lightning-5155), mpirun's "[1,3]<stdout>:", a Ray actor's
+    "(Worker[rank=1] pid=...)" and Determined's "[rank=5] " (dev:determined-4297) name a global rank; the Ray prefix
+    is peeled so its traceback reads as one, and an exception in a job-wide log keeps the frame that raised it."""
     hosts = ["node-1", "node-2"]
     root = fx.write(tmp_path / "pre", {}, fx.job_yaml(hosts))
     (root / "logs").mkdir(exist_ok=True)
@@ -409,12 +409,14 @@ def test_ranks_read_off_horovod_mpirun_and_ray_prefixes(tmp_path: Path) -> None:
         "[0]<stdout>:epoch 1\n[2]<stderr>:Traceback (most recent call last):\n"
         '[2]<stderr>:  File "/job/train.py", line 9, in <module>\n[2]<stderr>:ValueError: bad shard 7\n')
     (root / "logs" / "mpi.log").write_text("[1,0]<stdout>:epoch 1\n[1,3]<stdout>:KeyError: 'label'\n")
+    (root / "logs" / "det.log").write_text("[rank=0] epoch 1\n[rank=5] RuntimeError: ProcessGroupNCCL is only "
+                                          "supported with GPUs, no GPUs found!\n")
     (root / "logs" / "ray.log").write_text(
         "(Worker[rank=1] pid=42, ip=10.0.0.2) Traceback (most recent call last):\n"
         '(Worker[rank=1] pid=42, ip=10.0.0.2)   File "/job/rl.py", line 5, in step\n'
         "(Worker[rank=1] pid=42, ip=10.0.0.2) ZeroDivisionError: division by zero\n")
     f = _analyze(root)
     rank = {e.template.split(":")[0]: e.first.rank for e in f.events if "Error" in e.template}
-    assert rank == {"ValueError": 2, "KeyError": 3, "ZeroDivisionError": 1}
+    assert rank == {"ValueError": 2, "KeyError": 3, "ZeroDivisionError": 1, "RuntimeError": 5}
     ray = next(e for e in f.events if e.template.startswith("ZeroDivisionError"))
     assert ray.raised_at is not None and ray.raised_at.line == 2
