@@ -57,6 +57,21 @@ def test_ids_are_unique_and_patterns_compile() -> None:
         re.compile(s.match)
 
 
+def test_a_kill_with_its_cause_in_the_evidence_is_that_cause() -> None:
+    """An unexplained SIGKILL (strong) next to kubelet's disk-pressure eviction (strong) is the eviction, not a tie:
+    process_killed_unknown stands only while none of `explained_by` has a sign (hand-made incident 8-12)."""
+    assert all(f in CATEGORIES for fs in BOOK.explained_by.values() for f in [*fs])
+    lines = [_line("torch.distributed.elastic.multiprocessing.api.SignalException: Process 41 got signal: 9 exitcode  : -9"),
+             _line("  Warning  Evicted  29m  kubelet  The node was low on resource: ephemeral-storage.", role="context",
+                   where="probes")]
+    hits = match_lines(BOOK, lines)
+    assert {h.fault for h in hits} >= {"process_killed_unknown", "disk_full"}
+    decision = decide(BOOK, hits, CATEGORIES, None, CHECKS)
+    assert decision.fault == "disk_full" and "process_killed_unknown" not in {c.fault for c in decision.candidates}
+    alone = decide(BOOK, match_lines(BOOK, lines[:1]), CATEGORIES, None, CHECKS)
+    assert alone.fault == "process_killed_unknown"
+
+
 def _line(text: str, role: str = "cause", where: str = "logs") -> Line:
     return Line(file="logs/n1/rank-0.log", line=1, host="n1", text=text, role=role, where=where)
 

@@ -60,6 +60,9 @@ class SignatureBook(BaseModel):
     decide_at: float  # a fault is named when its score reaches this ...
     margin: float  # ... and leads the runner-up's by this much
     schema_alone_at: float  # with no signature hit at all, the best schema names its fault at this score or more
+    # a fault that stands only while nothing explains it -> the faults that do (a kill of unknown cause, once the host's
+    # OOM killer or a disk eviction is in the evidence, is theirs)
+    explained_by: dict[str, list[str]] = Field(default_factory=dict)
     framework_packages: list[str] = Field(default_factory=list)  # folders that hold a framework's own code
     signatures: list[Signature]
 
@@ -131,9 +134,12 @@ def match_lines(book: SignatureBook, lines: list[Line], stage: Stage | None = No
 
 def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category],
            schema: tuple[str, float] | None, checks: dict[str, str]) -> Decision:
-    """Weigh each fault's hits (its best hit, plus a little for each other signature of it) and the best schema's
-    (fault, score). Name the one fault with proof, else the leader when it clears `decide_at` by `margin`; else stay
-    unsure, with the candidates and the check that tells them apart."""
+    """Weigh each fault's hits (its best hit, plus a little for each other signature of it; a fault another one in the
+    evidence explains is dropped, `explained_by`) and the best schema's (fault, score). Name the one fault with proof,
+    else the leader when it clears `decide_at` by `margin`; else stay unsure, with the candidates and the check that
+    tells them apart."""
+    present = {h.fault for h in hits}
+    hits = [h for h in hits if not present & set(book.explained_by.get(h.fault, []))]
     scores: dict[str, float] = {}
     why: dict[str, list[str]] = {}
     for fault in dict.fromkeys(h.fault for h in hits):
