@@ -95,6 +95,10 @@ class LogEvent(BaseModel):
     stage: StageName | None = None  # the stage when it first occurred
     normal_share: float | None = None  # share of successful jobs that show it; None without a pool
 
+    def printed_at(self) -> list[LogLocation]:
+        """Every line the event is cited at: its first, the same line in other files, and its last."""
+        return [self.first, *self.also, *([self.last] if self.last else [])]
+
 
 class NodeSuspect(BaseModel):
     host: str

@@ -430,7 +430,7 @@ def _preprocessing_when_timed_out(logs: LogFindings) -> LogLocation | None:
     data (transformers' main_process_first) while the others' collective or store wait ran out (30 minutes by default)."""
     if not any(_TIMED_OUT.search(e.first.text) for e in logs.events if e.role == "cause"):
         return None
-    bars = [loc for e in logs.events for loc in (e.first, *e.also, *([e.last] if e.last else []))
+    bars = [loc for e in logs.events for loc in e.printed_at()
             if (m := _DATASET_BAR.search(loc.text)) and int(m.group(1)) < int(m.group(2))]
     return max(bars, key=lambda loc: (loc.file, loc.line)) if bars else None
 
@@ -543,8 +543,7 @@ def _vote_for_the_faults_own_lines(g: _Gathered, decision: Decision, schema: Fai
     so are probe lines, whose node the health analyzer already judged."""
     if schema is None or logs is None or decision.tier == "weak":
         return
-    event_at = {(loc.file, loc.line): e for e in logs.events
-                for loc in (e.first, *e.also, *([e.last] if e.last else []))}
+    event_at = {(loc.file, loc.line): e for e in logs.events for loc in e.printed_at()}
     own: dict[str, str] = {}  # host -> the signature its lines show
     for h in decision.hits:
         if h.line.where != "logs" or h.line.role == "symptom" or h.signature.strength == "weak":
