@@ -230,6 +230,9 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     # time (seconds a step, or the inverse of steps a second)
     ("train:   0%|          | 2/100000 [00:46<644:59:38, 23.22s/it, loss=11.2]", 2, 11.2, 23.22),
     ("Epoch 3:  45%|####5     | 450/1000 [01:00<01:13,  7.50it/s, loss=0.512, v_num=0]", 450, 0.512, 1 / 7.5),
+    # Jacinle's bar, the epoch's metrics in its description, a step's time among them (dev:nscl-pytorch-release-23)
+    ("Epoch 15 acc/qa=1.000000 loss=0.046158 time/data=0.008719 time/step=1.016501: 100%|######| 1006/1006 "
+     "[18:08<00:00,  1.08s/it]", 1006, 0.046158, 1.08),
     ("Ep. 1 : Up. 51000 : Sen. 77,303,338 : Cost 1.41794586 : Time 334.55s : 8012.01 words/s", 51000, None, None),
     # Lightning's RichProgressBar: bar, batches, elapsed • remaining, speed, metrics
     ("Epoch 0/0  ━━━━━━━━━━╸━━━━━━━ 3170/12000 0:52:19 • 3:33:17 0.69it/s v_num: 3 train_loss: 2.547", 3170, 2.547,
@@ -371,6 +374,9 @@ def test_stage_from_traceback_functions_and_resumed_step() -> None:
     assert stage_of_frames(["<module>", "main", "train", "load_from_path", "load"]) == "init"
     assert stage_of_frames(["<module>", "destroy_process_group"]) == "shutdown"
     assert stage_of_frames(["<module>", "main", "saved_tensors_hooks"]) is None  # saved is not save
+    # Keras's Model.fit (dev:tensorflow-33531) trains; Coqui's Trainer.fit runs its test loop inside (dev:trainer-48)
+    assert stage_of_frames(["<module>", "main", "fit", "fit", "experimental_run"]) == "training"
+    assert stage_of_frames(["<module>", "main", "fit", "_fit", "test_run", "__getattr__"]) == "eval"
     assert resume_step("rank=0 loading checkpoint /ckpt/1001/global_step5100") == 5100
     assert resume_step(" loading checkpoint from /ckpt/iter_0012000") == 12000
 
@@ -429,6 +435,10 @@ def test_a_failed_verbs_call_or_socket_creation_is_the_ranks_own_error_not_the_c
     assert is_cascade("NCCL WARN Net : Call to recv from 10.0.0.7<41468> failed : Connection timed out")
     # nor is a socket it could not create (dev:nccl-tests-14)
     assert not is_cascade("include/socket.h:311 WARN Socket creation failed : Address family not supported by protocol")
+    # nor a port it could not bind (dev:mace-458), though a store it could not reach is
+    assert not is_cascade("[c10d] The server socket has failed to bind to [::]:12355 (errno: 98 - Address already in "
+                          "use).")
+    assert is_cascade("DistNetworkError: The client socket has timed out after 1800s while trying to connect to (h, 2)")
 
 
 def test_words_that_name_the_stage() -> None:
@@ -458,6 +468,14 @@ def test_words_that_name_the_stage() -> None:
     assert stage_of_words(torchx) is None and stage_of_words("trainer/0 [0]:Loading checkpoint from /c") == "init"
     assert split_header(torchx).message.startswith("The client socket")
     assert marker_of("[>>>>>>>>>>>>>                    ] 6/15, 0.6 task/s, elapsed: 10s, ETA:    15s") == "eval_start"
+    # a bar whose description names validation is eval, even after the epoch's name (dev:nscl-pytorch-release-23)
+    assert marker_of("Epoch 15 (validation) validation/acc/qa=1.000000:   2%|#4     | 20/1094 [00:41<11:04,  "
+                     "1.62it/s]") == "eval_start"
+    # torch.compile's graph compiles at the model's first call (dev:nnunet-2349); TensorFlow's Saver writing
+    # (dev:deepspeech-374)
+    assert stage_of_words("torch._dynamo.exc.BackendCompilerFailed: backend='compile_fn' raised:") == "training"
+    assert stage_of_words("InternalError: Error writing (tmp) checkpoint file: /c/model.ckpt-6.temp: Resource "
+                          "exhausted") == "checkpoint"
     fused = "Sanity Checking DataLoader 0:   0%|          | 0/2 [00:00<?, ?it/s][NeMo E 2024-10-06] Error while fetching"
     assert stage_of_words(fused) == "eval" and marker_of(fused) != "eval_start"
 
@@ -479,6 +497,10 @@ def test_a_bar_at_its_total_is_a_finished_loop() -> None:
     assert finished_bar("100%|##########| 50/50 [00:10<00:00,  5.00it/s]")
     assert not finished_bar("Train:  99%|######### | 741/742 [1:49:51<00:08,  8.90s/it]")
     assert not finished_bar("iteration 742/742 | loss 2.3")  # (a step count, not a bar)
+    # a bar whose description carries the epoch's metrics, a step's time among them (dev:nscl-pytorch-release-23)
+    epoch = ("Epoch 15 acc/qa=1.000000 loss=0.046158 time/data=0.008719 time/step=1.016501: 100%|#####| 1006/1006 "
+             "[18:08<00:00,  1.08s/it]")
+    assert finished_bar(epoch) and read_progress(epoch).iteration == 1006
 
 
 def test_a_bar_of_anything_but_training_is_no_progress() -> None:

@@ -198,7 +198,10 @@ _CASCADE = re.compile(
 # 'NCCL WARN Call to ibv_modify_qp failed with error Connection timed out', then the '-> 2' trail (dev:nccl-749); so
 # is a socket the rank could not even create (NCCL's socket code: 'WARN Socket creation failed : Address family not
 # supported by protocol', a container with no usable interface, dev:nccl-tests-14)
-_OWN_CALL = re.compile(r"\bCall to ibv_\w+ failed|\bSocket creation failed\b")
+# (and a port this rank could not bind, c10d's store server on a taken MASTER_PORT: 'The server socket has failed to
+# bind to [::]:12355 (errno: 98 - Address already in use)', dev:mace-458)
+_OWN_CALL = re.compile(r"\bCall to ibv_\w+ failed|\bSocket creation failed\b|\bAddress already in use\b|"
+                       r"server socket has failed to (?:bind|listen)")
 _INNER_ERROR = re.compile(r"(?:exception|error)\s*:\s*", re.IGNORECASE)
 
 
@@ -215,11 +218,16 @@ def is_cascade(message: str) -> bool:
 Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end", "train_start", "shutdown",
                  "ckpt_load", "straggler_report"]
 _ITERATION = re.compile(  # fairseq counts optimizer steps as "| num_updates 10198 |" (dev:fairseq-512)
-    r"(?:\b(?:iteration|iter|step|global_step|steps|train_step|num_updates)\b\s*[:=]?\s*\[?(\d+)(?:\s*/\s*(\d+))?"
+    # (a count: 'time/step=1.016501' is a step's time, dev:nscl-pytorch-release-23; NeMo prints its count as a float,
+    # 'global_step=3619.0')
+    r"(?:\b(?:iteration|iter|step|global_step|steps|train_step|num_updates)\b\s*[:=]?\s*\[?(\d+)(?!\.\d*[1-9])(?!\d)"
+    r"(?:\s*/\s*(\d+))?"
     # tqdm's bar, "{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{postfix}]", with no
     # description (HF Trainer's) or one that names training ("train:   0%|          | 2/100000 [00:46<644:59:38,
     # 23.22s/it, loss=11.2]", dev:levanter-584; Lightning's "Epoch 0:"), not a data map's or a shard load's bar
-    r"|^(?:(?:train(?:ing)?|epoch|steps?|iter(?:ation)?s?|global[ _]step)\b[^|%:]{0,40}:)?\s*(\d+)%\|[^|]*\|"
+    # (a description may carry the epoch's metrics: 'Epoch 15 acc/qa=1.000000 loss=0.046158 ... time/step=1.016501:
+    # 100%|####| 1006/1006', Jacinle's, dev:nscl-pytorch-release-23)
+    r"|^(?:(?:train(?:ing)?|epoch|steps?|iter(?:ation)?s?|global[ _]step)\b[^|%:]{0,160}:)?\s*(\d+)%\|[^|]*\|"
     r"\s*(\d+)/(\d+) \[|\bit\s*[:=]\s*(\d+)"  # "it=7604"
     # pytorch/examples' ImageNet ProgressMeter, copied by many vision trainers: "Epoch: [1][  100/5005]" (the batch in
     # its epoch; dev:dali-2608)
@@ -259,7 +267,11 @@ _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
     ("eval_start", re.compile(r"running evaluation|^evaluating\b|start(?:ing)? (?:evaluation|validation)|"
                               r"\bvalidation dataloader\b|^validation\b|evaluating (?:on|iter)|"
                               # mmcv's ProgressBar in its EvalHook (dev:mmdetection-9759)
-                              r"\d task/s, elapsed: ", re.IGNORECASE)),
+                              r"\d task/s, elapsed: |"
+                              # a tqdm bar whose description names validation ('Epoch 15 (validation)
+                              # validation/acc/qa=1.000000:   2%|#4   | 20/1094', dev:nscl-pytorch-release-23)
+                              r"^[^|%]{0,160}\b(?:validation|validating|evaluation|evaluating|eval|testing)\b[^|%]{0,160}:"
+                              r"\s*\d+%\|", re.IGNORECASE)),
     ("shutdown", re.compile(r"training (?:is )?(?:done|finished|complete(?:d)?)|after training is done|"
                             r"exiting program|finished training|max_steps\S* (?:reached|hit)|"
                             # fairseq_cli/train.py's 'done training in 162.1 seconds' (dev:fairseq-4619)
@@ -457,10 +469,12 @@ _STAGE_OF_FUNCTIONS: list[tuple[str, re.Pattern[str]]] = [
     # any save*: a function named for saving saves state (Paddle's save_infer_program, dev:paddleseg-537)
     ("checkpoint", re.compile(r"save_checkpoint|_save|^save(?!d)|async_save|dcp_save")),
     # (mmcv's IterBasedRunner.val -> model.val_step, dev:mmcv-1107)
+    # (Coqui's Trainer.fit -> _fit -> test_run, dev:trainer-48)
     ("eval", re.compile(r"evaluat|validation_step|_validate|eval_step|prediction_step|^test$|test_step|^validate$|"
-                        r"^val$|^val_step$")),
+                        r"^val$|^val_step$|^test_(?:run|loop|epoch)$")),
     ("training", re.compile(r"train_step|training_step|forward_backward|_inner_training_loop|train_batch|"
-                            r"run_training|^train$|fit_loop|^backward$|optimizer_step|^step$")),
+                            # (Keras's Model.fit and its train_function, dev:tensorflow-33531)
+                            r"run_training|^train$|fit_loop|^backward$|optimizer_step|^step$|^fit$|^train_function$")),
     # a checkpoint or state dict being loaded, by whatever name: DeepSpeed's _load_zero_checkpoint (dev:glm-136),
     # torch.distributed.checkpoint's load_sharded_optimizer_state_dict (dev:pytorch-95892)
     # and a rank picking its GPU (torch.cuda.set_device -> torch._C._cuda_setDevice, dev:mlcommons-training-442)
@@ -506,7 +520,7 @@ def _set_up_only(functions: list[str]) -> bool:
 # MoeHybridParallelPlugin.__init__), dev:yet-another-efficientdet-pytorch-72 (train -> CocoDataset.__init__); HF
 # Trainer's _inner_training_loop, which prepares the model and optimizer (accelerator.prepare, deepspeed_init) before
 # its first step (dev:deepspeed-6525)
-_TRAIN_ENTRY = re.compile(r"^(?:train|run_training|_inner_training_loop)$")
+_TRAIN_ENTRY = re.compile(r"^(?:train|run_training|_inner_training_loop|fit)$")
 _RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_loop)$")
 # a constructor or a setup function with no stage named inside it: dev:transformers-25988 (Trainer.__init__ ->
 # create_accelerator_and_postprocess), dev:torchtitan-2184 (Trainer.__init__ -> parallelize_llama)
@@ -529,7 +543,8 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
     # Model and Optimizer', dev:videox-fun-89)
     ("checkpoint", re.compile(r"(?i)sav(?:e|ing)[_ ](?:the )?(?:model[_ ])?(?:checkpoint|ckpt|state|pretrained)|"
                               r"Saving current state to|Saving DeepSpeed Model|"
-                              r"save_checkpoint|torch\.save\b|checkpoint.{0,20}sav(?:e|ing)|write.{0,30}checkpoint|"
+                              # (TensorFlow's Saver: 'Error writing (tmp) checkpoint file', dev:deepspeech-374)
+                              r"save_checkpoint|torch\.save\b|checkpoint.{0,20}sav(?:e|ing)|writ(?:e|ing).{0,30}checkpoint|"
                               r"PytorchStreamWriter|save_pretrained|save_model\b|"
                               # latent-diffusion's melk() (dev:lambdalabsml-examples-41; its marker above)
                               r"Summoning checkpoint")),
@@ -548,7 +563,11 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
                             # (dev:freezed-1), a Triton kernel compiled at its first call (dev:llamafactory-5784) or
                             # out of shared memory (dev:mamba-387), FlashAttention's checks (dev:flash-attention-775)
                             r"CUDNN_STATUS_[A-Z_]+|CUBLAS_STATUS_[A-Z_]+|triton\.compiler|OutOfResources|"
-                            r"FlashAttention")),
+                            # torch.compile's graph compiled at the first call of the model (dev:nnunet-2349
+                            # 'torch._dynamo.exc.BackendCompilerFailed'), a kernel's backward op that has no
+                            # implementation for the inputs (xformers' 'No operator found for
+                            # `memory_efficient_attention_backward`', dev:controlnet-218)
+                            r"FlashAttention|torch\._dynamo|BackendCompilerFailed|torch\._inductor|\w_backward\b")),
     # (a checkpoint loaded to resume: 'Loading checkpoint: ./checkpoints/MACE_run-1_epoch-7.pt', dev:mace-1348;
     # DeepSpeed's '[Torch] Loading checkpoint from /home/...', dev:glm-136; JIT-built kernels before the first step:
     # torch.utils.cpp_extension's 'Building extension module X...', dev:modelscope-134, Megatron's '> compiling and
