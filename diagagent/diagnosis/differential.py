@@ -60,6 +60,7 @@ class SignatureBook(BaseModel):
     decide_at: float  # a fault is named when its score reaches this ...
     margin: float  # ... and leads the runner-up's by this much
     schema_alone_at: float  # with no signature hit at all, the best schema names its fault at this score or more
+    schema_at_least: float = 0.0  # a schema matched below this score is no evidence of its fault (nor its category)
     # a fault that stands only while nothing explains it -> the faults that do (a kill of unknown cause, once the host's
     # OOM killer or a disk eviction is in the evidence, is theirs)
     explained_by: dict[str, list[str]] = Field(default_factory=dict)
@@ -138,6 +139,8 @@ def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category]
     evidence explains is dropped, `explained_by`) and the best schema's (fault, score). Name the one fault with proof,
     else the leader when it clears `decide_at` by `margin`; else stay unsure, with the candidates and the check that
     tells them apart."""
+    if schema is not None and schema[1] < book.schema_at_least:
+        schema = None
     present = {h.fault for h in hits}
     hits = [h for h in hits if not present & set(book.explained_by.get(h.fault, []))]
     scores: dict[str, float] = {}
