@@ -272,6 +272,10 @@ def test_an_error_logged_at_info_counts_as_a_warning() -> None:
     # NCCL reports its errors as WARN: its INFO lines stay information whatever their words (dev:gpt-neox-1147)
     p2p = shaper.message_id(b"node1:15874:17284 [4] NCCL INFO Could not enable P2P between dev 4(=61000) and dev 3")
     assert shaper.levels[p2p] == LEVEL_RANK["info"]
+    # DeepSpeed's launcher killing the ranks once one exited is the failure, whatever its level (dev:yi-152)
+    assert split_header("[2023-11-21 20:42:22,682] [INFO] [launch.py:315:sigkill_handler] Killing subprocess "
+                        "156890").level == "error"
+    assert is_cascade("Killing subprocess <*>")  # (its template): the kill of every rank, once one exited
 
 
 def test_miner_groups_ranks_and_keeps_different_errors_apart() -> None:

@@ -169,6 +169,9 @@ _WARNING_WORDS = re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retry
 _STATUS_CODE = re.compile(r"\b(?:ABORTED|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|FAILED_PRECONDITION|UNAVAILABLE|INTERNAL|"
                           r"DATA_LOSS|PERMISSION_DENIED|UNAUTHENTICATED|NOT_FOUND|INVALID_ARGUMENT|OUT_OF_RANGE|"
                           r"UNIMPLEMENTED|ALREADY_EXISTS): ")
+# so is DeepSpeed's launcher tearing the job down once a rank exited, at INFO: '[INFO] [launch.py:315:sigkill_handler]
+# Killing subprocess 156890' (all a paste may show of the failure, dev:yi-152, dev:baichuan-13b-148)
+_LAUNCHER_KILL = re.compile(r"Killing subprocess \d+")
 _ZERO_COUNTS = re.compile(r"\b(?:errors?|fail(?:ed|ures?)|nan|skipped|timeouts?)[\w ]*[:=]\s*0\b", re.IGNORECASE)
 
 
@@ -186,6 +189,8 @@ _CASCADE = re.compile(
     # Horovod on every rank once one failed: "Horovod has been shut down. This was caused by an exception on one of
     # the ranks ..." (dev:horovod-243)
     r"Horovod has been shut down|"
+    # DeepSpeed's launcher killing every rank once one exited ('sigkill_handler] Killing subprocess 156890', dev:yi-152)
+    r"Killing subprocess\b|"
     r"worker group|rendezvous|DistStoreError|DistNetworkError|exited prematurely|failed to (?:recv|send|receive)|"
     r"recv(?:ing)? .{0,40}failed|socket|"
     # the elastic agent's summary of a worker's failure (under ChildFailedError): "train.py FAILED", "Root Cause
@@ -389,7 +394,7 @@ def split_header(text: str) -> ParsedLine:
             m = _PROGRAM_LEVEL.match(rest)
             if m:
                 level = _LEVEL_WORDS.get(m.group(1).lower())
-    if level in ("debug", "info", "warning") and _STATUS_CODE.search(rest):
+    if level in ("debug", "info", "warning") and (_STATUS_CODE.search(rest) or _LAUNCHER_KILL.match(rest)):
         level = "error"
     return ParsedLine(rest, level, structured or level is not None, indented and not structured)
 
