@@ -507,6 +507,21 @@ def test_a_bar_at_its_total_is_a_finished_loop() -> None:
     assert finished_bar(epoch) and read_progress(epoch).iteration == 1006
 
 
+def test_an_error_printed_onto_a_progress_bar_is_the_error() -> None:
+    from diagagent.analysis.logparse import error_after_bar
+
+    # MPI's abort landed on tqdm's line before its newline (dev:netket-1494)
+    assert error_after_bar("  0%|          | 0/1000 [00:00<?, ?it/s]r0 | MPI_Allreduce returned error code 15: "
+                           "b'MPI_ERR_TRUNCATE: message truncated' - aborting")
+    # a traceback's header there is explained by the lines after it, as is JAX's note before its filtered traceback
+    # (dev:ttt-2, dev:easydel-78); nor is a bar alone, or the next bar on the line, an error
+    assert not error_after_bar("  0%|     | 0/16 [00:37<?, ?it/s]epochs:   0%|     | 0/6 [00:37<?, ?it/s]Traceback "
+                               "(most recent call last):")
+    assert not error_after_bar("  0%|     | 0/12000 [00:00<?, ?it/s]jax.errors.SimplifiedTraceback: For simplicity, "
+                               "JAX has removed its internal frames from the traceback of the following exception.")
+    assert not error_after_bar("Epoch 3:  45%|####5     | 450/1000 [01:00<01:13,  7.50it/s, loss=0.512, v_num=0]")
+
+
 def test_a_bar_of_anything_but_training_is_no_progress() -> None:
     for line in ["Map: 100%|##########| 5000/5000 [00:01<00:00, 4000.00 examples/s]",
                  "Loading checkpoint shards:  50%|#####     | 1/2 [00:03<00:03,  3.10s/it]",

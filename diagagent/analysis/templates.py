@@ -25,6 +25,7 @@ from diagagent.analysis.logparse import (
     LEVEL_RANK,
     WILDCARD,
     content_level,
+    error_after_bar,
     line_kind,
     marker_of,
     mask,
@@ -141,6 +142,8 @@ class LineShaper:
             self.levels.append(level)
             # a frame naming save_checkpoint is no marker: it is printed after the fact, not when saving began
             marker = marker_of(message) if kind in ("other", "traceback") else None
+            if marker == "iteration" and error_after_bar(message):
+                marker = None  # an error printed onto a progress bar's line is the error, not progress
             if marker not in (None, "iteration", "straggler_report") and level >= LEVEL_RANK["error"]:
                 # an error that names a stage is the failure, not a stage's mark: Orbax's "E0318 ... sharding.py:426]
                 # The available devices are different from the devices used to save the checkpoint.  Please restore
