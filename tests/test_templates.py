@@ -475,6 +475,10 @@ def test_words_that_name_the_stage() -> None:
     # a bar whose description names validation is eval, even after the epoch's name (dev:nscl-pytorch-release-23)
     assert marker_of("Epoch 15 (validation) validation/acc/qa=1.000000:   2%|#4     | 20/1094 [00:41<11:04,  "
                      "1.62it/s]") == "eval_start"
+    # Ultralytics' validator bar (dev:ultralytics-1238); argparse rejecting the command line (dev:cpt-65)
+    yolo_val = "Class     Images  Instances      Box(P          R      mAP50  mAP50-95):   0%|   | 0/21 [03:11<?, ?it/s]"
+    assert marker_of(yolo_val) == "eval_start" and stage_of_words(yolo_val) == "eval"
+    assert stage_of_words("train_adgen.py: error: unrecognized arguments: --local_rank=2") == "init"
     # torch.compile's graph compiles at the model's first call (dev:nnunet-2349); TensorFlow's Saver writing
     # (dev:deepspeech-374)
     assert stage_of_words("torch._dynamo.exc.BackendCompilerFailed: backend='compile_fn' raised:") == "training"

@@ -275,8 +275,10 @@ _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
                               r"\d task/s, elapsed: |"
                               # a tqdm bar whose description names validation ('Epoch 15 (validation)
                               # validation/acc/qa=1.000000:   2%|#4   | 20/1094', dev:nscl-pytorch-release-23)
-                              r"^[^|%]{0,160}\b(?:validation|validating|evaluation|evaluating|eval|testing)\b[^|%]{0,160}:"
-                              r"\s*\d+%\|", re.IGNORECASE)),
+                              # (and Ultralytics' validator, its columns the bar's description: 'Class  Images
+                              # Instances  Box(P  R  mAP50  mAP50-95):   0%|   | 0/21', dev:ultralytics-1238)
+                              r"^[^|%]{0,160}\b(?:validation|validating|evaluation|evaluating|eval|testing|mAP50)\b"
+                              r"[^|%]{0,160}:\s*\d+%\|", re.IGNORECASE)),
     ("shutdown", re.compile(r"training (?:is )?(?:done|finished|complete(?:d)?)|after training is done|"
                             r"exiting program|finished training|max_steps\S* (?:reached|hit)|"
                             # fairseq_cli/train.py's 'done training in 162.1 seconds' (dev:fairseq-4619)
@@ -559,7 +561,7 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
     # ETA:    15s', dev:mmdetection-9759, dev:solo-179; Lightning's validation sanity check 'Sanity Checking
     # DataLoader 0:', dev:mlcommons-training-results-v4.0-8)
     ("eval", re.compile(r"(?i)\bevaluat(?:e|ion|ing)\b|\bvalidation\b(?! errors? for)(?!: \d)|\beval(?:_step|_loop)?\b|_validate\b|\bval_\w+|"
-                        r"\d task/s, elapsed: |\bSanity Checking\b")),
+                        r"\d task/s, elapsed: |\bSanity Checking\b|\bmAP50\b")),
     ("training", re.compile(r"(?i)\btrain(?:ing|er|_step|_batch|_loop)?\b|fit_loop|optimizer\.step|\bbackward\b|"
                             r"rollout|generate_sequences|log_probs?\b|compute_(?:log_prob|ref|values|advantage)|"
                             r"update_(?:actor|policy|critic|weights?)|sleep mode|wake up|\bepoch\b|\bppo\b|\bgrpo\b|"
@@ -577,7 +579,10 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
     # DeepSpeed's '[Torch] Loading checkpoint from /home/...', dev:glm-136; JIT-built kernels before the first step:
     # torch.utils.cpp_extension's 'Building extension module X...', dev:modelscope-134, Megatron's '> compiling and
     # loading fused kernels ...', dev:megatron-lm-1050)
+    # (argparse rejecting the command line before anything ran: 'train_adgen.py: error: unrecognized arguments:
+    # --local_rank=2', dev:cpt-65)
     ("init", re.compile(r"(?i)from_pretrained|load_state_dict|Loading checkpoint\b|init_process_group|"
+                        r"error: unrecognized arguments:|error: the following arguments are required:|"
                         r"Building extension module|Loading extension module|compiling and loading fused kernels|"
                         r"initializ(?:e|ing)|\bimport\b|ModuleNotFoundError|ImportError|build(?:ing)?[_ ]model|"
                         r"rendezvous|TCPStore|\bsetup\b|Downloading|loading (?:the )?(?:model|weights|dataset)|"
