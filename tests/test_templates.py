@@ -231,8 +231,8 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     ("train:   0%|          | 2/100000 [00:46<644:59:38, 23.22s/it, loss=11.2]", 2, 11.2, 23.22),
     ("Epoch 3:  45%|####5     | 450/1000 [01:00<01:13,  7.50it/s, loss=0.512, v_num=0]", 450, 0.512, 1 / 7.5),
     # Jacinle's bar, the epoch's metrics in its description, a step's time among them (dev:nscl-pytorch-release-23)
-    ("Epoch 15 acc/qa=1.000000 loss=0.046158 time/data=0.008719 time/step=1.016501: 100%|######| 1006/1006 "
-     "[18:08<00:00,  1.08s/it]", 1006, 0.046158, 1.08),
+    (("Epoch 15 acc/qa=1.000000 loss=0.046158 time/data=0.008719 time/step=1.016501: 100%|######| 1006/1006 "
+      "[18:08<00:00,  1.08s/it]"), 1006, 0.046158, 1.08),
     ("Ep. 1 : Up. 51000 : Sen. 77,303,338 : Cost 1.41794586 : Time 334.55s : 8012.01 words/s", 51000, None, None),
     # Lightning's RichProgressBar: bar, batches, elapsed • remaining, speed, metrics
     ("Epoch 0/0  ━━━━━━━━━━╸━━━━━━━ 3170/12000 0:52:19 • 3:33:17 0.69it/s v_num: 3 train_loss: 2.547", 3170, 2.547,

@@ -884,26 +884,20 @@ def read_progress_with(layout: ProgressLayout, raw: bytes) -> Progress:
                     int(nan_count) if nan_count is not None else None)
 
 
-# a tqdm bar's counts and times, "| 0/1000 [00:00<?, ?it/s]", and what a process printed onto the same line after it
+# a tqdm bar's counts and times, "| 0/1000 [00:00<?, ?it/s]"
 _BAR_END = re.compile(r"\|\s*\d+/\d+ \[[^\]]*\]")
-
-
-def after_bar(message: str) -> str:
-    """What follows the last tqdm bar on its line: another print that landed there before the bar's newline (an MPI
-    error, 'it/s]r0 | MPI_Allreduce returned error code 15: ... - aborting', dev:netket-1494), or ''."""
-    ends = [m.end() for m in _BAR_END.finditer(message)]
-    return message[ends[-1]:].strip() if ends else ""
-
-
 # a traceback's header, or JAX's note before its filtered one ('jax.errors.SimplifiedTraceback: For simplicity, JAX has
 # removed its internal frames from the traceback of the following exception.', dev:easydel-78): no error of their own
 _TRACEBACK_WORDS = re.compile(r"Traceback \(most recent call last\):|jax\.errors\.SimplifiedTraceback: .*")
 
 
 def error_after_bar(message: str) -> bool:
-    """An error printed onto a progress bar's line after the bar (not a traceback's header fused there, which the
-    lines after it explain: dev:ttt-2, dev:mle-llama-2)."""
-    return content_level(_TRACEBACK_WORDS.sub("", after_bar(message))) in ("error", "fatal")
+    """An error another print left on a progress bar's line after its last bar, before the bar's newline ('it/s]r0 |
+    MPI_Allreduce returned error code 15: ... - aborting', dev:netket-1494); not a traceback's header fused there,
+    which the lines after it explain (dev:ttt-2, dev:mle-llama-2)."""
+    ends = [m.end() for m in _BAR_END.finditer(message)]
+    after = message[ends[-1]:] if ends else ""
+    return content_level(_TRACEBACK_WORDS.sub("", after)) in ("error", "fatal")
 
 
 def finished_bar(message: str) -> bool:
