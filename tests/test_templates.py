@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -509,6 +510,9 @@ def test_a_bar_at_its_total_is_a_finished_loop() -> None:
     epoch = ("Epoch 15 acc/qa=1.000000 loss=0.046158 time/data=0.008719 time/step=1.016501: 100%|#####| 1006/1006 "
              "[18:08<00:00,  1.08s/it]")
     assert finished_bar(epoch) and read_progress(epoch).iteration == 1006
+    # a grad norm in a column with no colon (NeMo Automodel's, dev:automodel-1883)
+    columns = read_progress("step 11 | loss 2.3224 | grad_norm     nan")
+    assert (columns.iteration, columns.loss) == (11, 2.3224) and math.isnan(columns.grad_norm)
 
 
 def test_an_error_printed_onto_a_progress_bar_is_the_error() -> None:

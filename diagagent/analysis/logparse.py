@@ -299,7 +299,8 @@ _LOSS = re.compile(r"(?:\blm[ _]loss|\btrain[ _/]loss|\breduced_train_loss|\btot
                    r"\bloss(?:_(?!scale)[a-z]+)?)\b['\"]?\s*"
                    r"(?:value)?\s*(?:[:=|]|\bis\b)?\s*['\"]?"
                    + _NUM + r"(?!\w)", re.IGNORECASE)
-_GRAD_NORM = re.compile(r"\bgrad[ _]?norm\b['\"]?\s*[:=]\s*['\"]?" + _NUM, re.IGNORECASE)
+# (or a column with no colon, 'step 11 | loss 2.3224 | grad_norm     nan', NeMo Automodel's, dev:automodel-1883)
+_GRAD_NORM = re.compile(r"\bgrad[ _]?norm\b['\"]?(?:\s*[:=]\s*|\s+)['\"]?" + _NUM, re.IGNORECASE)
 _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? time \((m?s)\)|train_step_timing in s|"
                         r"step[ _]time(?: \((m?s)\))?|time/iteration|time per step|"
                         # the ImageNet ProgressMeter's batch time, then its running average: "Time  8.719 ( 0.361)"
