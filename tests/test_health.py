@@ -129,6 +129,20 @@ def test_dmesg_driver_messages_without_an_xid() -> None:
     assert {(s.kind, s.severity) for s in cqe.signals} == {("rdma_completion_error", "warning")}
 
 
+def test_a_hung_task_is_placed_in_the_module_it_waits_in() -> None:
+    """The hung-task report, then its call trace: the first frame in a module (not a '?' guess) says where the task
+    waits (GPFS's client, as Hugging Face's m4-logs printed it, dev:m4-logs-tr141-try3)."""
+    hung = parse_dmesg("[Sat Mar  4 04:10:52 2023] INFO: task python:280058 blocked for more than 120 seconds.\n"
+                       "[Sat Mar  4 04:10:52 2023] Call Trace:\n"
+                       "[Sat Mar  4 04:10:52 2023]  __schedule+0x2d1/0x860\n"
+                       "[Sat Mar  4 04:10:52 2023]  ? cxiBlockingMutexRelease+0xdc/0xe0 [mmfslinux]\n"
+                       "[Sat Mar  4 04:10:52 2023]  cxiWaitEventWait+0x208/0x330 [mmfslinux]\n", "f", load_xid_catalog())
+    where = [s for s in hung.signals if s.kind == "hung_task_module"]
+    assert [(s.line, s.severity) for s in where] == [(5, "error")] and "mmfslinux" in where[0].meaning
+    assert not [s for s in parse_dmesg("[ 1.0]  cxiWaitEventWait+0x208/0x330 [mmfslinux]\n", "f",
+                                       load_xid_catalog()).signals]  # a frame with no hung task is nothing
+
+
 def test_dmesg_amdgpu_page_fault_and_ras() -> None:
     """The amdgpu driver's own words (gmc_v9_0.c, amdgpu_ras.c): a page fault the GPU cannot retry is the application's
     illegal access (a warning, as Xid 31: not a faulty node); a retry fault is none; an uncorrectable RAS error is."""

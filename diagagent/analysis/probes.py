@@ -538,10 +538,29 @@ def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg")
                         break
                 _sig(r, file, probe, n, line, kind, severity, meaning, action, merge_within=20)  # type: ignore[arg-type]
                 break
+    _hung_where(r, file, probe, records)
     ends = {n: end for n, end, _ in records if end > n}
     for signal in r.signals:
         signal.end_line = ends.get(signal.line)
     return r
+
+
+# a frame of the kernel's call trace in a loadable module: 'cxiWaitEventWait+0x208/0x330 [mmfslinux]' (not a '?' guess)
+_MODULE_FRAME = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?!\?)\S+\+0x[0-9a-f]+/0x[0-9a-f]+ \[(\w+)\]\s*$")
+HUNG_TRACE_LINES = 60  # how far after a hung-task report its call trace is read
+
+
+def _hung_where(r: Reading, file: str, probe: str, records: list[tuple[int, int, str]]) -> None:
+    """Where each hung task waits: the first frame of its call trace in a kernel module (a shared file system's
+    client, a GPU driver), as a signal of its own that knowledge/signatures.yaml can name ('INFO: task python:280058
+    blocked for more than 120 seconds.' then '... cxiWaitEventWait+0x208/0x330 [mmfslinux]', GPFS, dev:m4-logs-tr141-try3)."""
+    for hung in [s for s in r.signals if s.kind == "hung_task"]:
+        for n, _, line in records:
+            if hung.line < n <= hung.line + HUNG_TRACE_LINES and (m := _MODULE_FRAME.match(line)):
+                _sig(r, file, probe, n, line, "hung_task_module", "error",
+                     f"the blocked task waits in kernel module {m.group(1)}",
+                     f"Check what {m.group(1)} serves on this node (a file system mount, a driver)")
+                break
 
 
 def _link_device(line: str, fallback: str) -> str:
