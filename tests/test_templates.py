@@ -268,8 +268,12 @@ def test_an_error_logged_at_info_counts_as_a_warning() -> None:
     chatter = shaper.message_id(b"(remote_rm_fn_ray pid=92259) INFO 03-11 19:53:37 remote_rm_utils.py:30] reward 0.5")
     assert shaper.levels[refused] == LEVEL_RANK["warning"]
     assert shaper.levels[chatter] == LEVEL_RANK["info"]
-    # a bare label says nothing of its own: its message is the next line (dev:gpt-neox-1147)
+    # a bare label says nothing of its own: its message is the next line (dev:gpt-neox-1147), nor does MS-MPI's heading
+    # over its report (dev:cntk-913); MPI's words for the rank that failed do (dev:netket-1494, dev:cntk-1047)
     assert content_level("Last error:") is None and content_level("Last error: Cuda failure 1") == "error"
+    assert content_level("---- error analysis -----") is None
+    assert content_level("MPI_ABORT was invoked on rank 0 in communicator MPI COMMUNICATOR 4 CREATE FROM 0") == "error"
+    assert content_level("[0] process exited without calling finalize") == "error"
     # NCCL reports its errors as WARN: its INFO lines stay information whatever their words (dev:gpt-neox-1147)
     p2p = shaper.message_id(b"node1:15874:17284 [4] NCCL INFO Could not enable P2P between dev 4(=61000) and dev 3")
     assert shaper.levels[p2p] == LEVEL_RANK["info"]

@@ -150,7 +150,10 @@ _ERROR_WORDS = re.compile(
     # a component that stopped answering: sample-factory's 'No heartbeat for components' (dev:sample-factory-285),
     # Ray's 'marked dead because the detector has missed too many heartbeats', TensorFlow's ShutdownHook 'lame workers
     # found: HeartbeatManager(/job:worker/...)' at INFO (session_support.py; dev:t5-japanese-1)
-    r"no heartbeats?|lack of heartbeats?|missed (?:too many )?heartbeats?|lame workers found)\b",
+    r"no heartbeats?|lack of heartbeats?|missed (?:too many )?heartbeats?|lame workers found|"
+    # MPI's word for the rank that failed: Open MPI's 'MPI_ABORT was invoked on rank 0 in communicator ...'
+    # (dev:netket-1494), MS-MPI's '[1] process exited without calling finalize' (dev:cntk-913, dev:cntk-1047)
+    r"MPI_ABORT was invoked|exited without calling finalize)\b",
     re.IGNORECASE)
 # an fp16 overflow is a warning whatever the header says: apex's 'Gradient overflow.  Skipping step' (no header,
 # dev:apex-834), DeepSpeed's '[INFO] ... OVERFLOW! Rank 0 Skipping step' (dev:transformers-14531); so is a stall
@@ -405,7 +408,9 @@ def split_header(text: str) -> ParsedLine:
 # a label whose message is on the next line, as PyTorch prints NCCL's last error ("Last error:" then "Net : Call to recv
 # from ... failed : Connection refused", dev:gpt-neox-1147): the words are the next line's, not its own; so are a JSON
 # error body's opening keys ('"error": {', '"errors": [' of a Google API's error body, dev:kubeflow-examples-318)
-_BARE_LABEL = re.compile(r"(?:last |remote |original )?(?:error|exception|reason|cause)s?:\s*$", re.IGNORECASE)
+# (and MS-MPI's heading over its per-rank report, '---- error analysis -----', dev:cntk-913)
+_BARE_LABEL = re.compile(r"(?:last |remote |original )?(?:error|exception|reason|cause)s?:\s*$|^-+ error analysis -+\W*$",
+                         re.IGNORECASE)
 _JSON_ERROR_KEY = re.compile(r'"errors?":\s*[{\[]\s*$')
 
 
