@@ -8,6 +8,7 @@ parser raises only `FileError`, naming the file, for text it cannot read at all 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import math
@@ -554,9 +555,12 @@ def _hung_where(r: Reading, file: str, probe: str, records: list[tuple[int, int,
     """Where each hung task waits: the first frame of its call trace in a kernel module (a shared file system's
     client, a GPU driver), as a signal of its own that knowledge/signatures.yaml can name ('INFO: task python:280058
     blocked for more than 120 seconds.' then '... cxiWaitEventWait+0x208/0x330 [mmfslinux]', GPFS, dev:m4-logs-tr141-try3)."""
+    starts = [n for n, _, _ in records]
     for hung in [s for s in r.signals if s.kind == "hung_task"]:
-        for n, _, line in records:
-            if hung.line < n <= hung.line + HUNG_TRACE_LINES and (m := _MODULE_FRAME.match(line)):
+        for n, _, line in records[bisect.bisect_right(starts, hung.line):]:
+            if n > hung.line + HUNG_TRACE_LINES:
+                break
+            if m := _MODULE_FRAME.match(line):
                 _sig(r, file, probe, n, line, "hung_task_module", "error",
                      f"the blocked task waits in kernel module {m.group(1)}",
                      f"Check what {m.group(1)} serves on this node (a file system mount, a driver)")
