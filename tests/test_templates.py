@@ -109,6 +109,10 @@ HEADERS = [
      "Net : Call to recv from NODE2_IP<56843> failed : Connection refused", None),
     ("gpu-node: [2024-01-01 10:00:00] [INFO] ready", "ready", "info"),
     ("iter100: loss 2.0", "iter100: loss 2.0", None),
+    # a paste quoted in Markdown (dev:c-3-framework-58, dev:nanogpt-215); Megatron's own ">>> " stays
+    ("> KeyError: 'net'", "KeyError: 'net'", None),
+    ("> 2023-03-22 09:30:39 iter 2920: loss 3.9883, time 1099.34ms", "iter 2920: loss 3.9883, time 1099.34ms", None),
+    (">>> done with dataset index builder.", ">>> done with dataset index builder.", None),
 ]
 
 

@@ -29,9 +29,11 @@ _LEVEL_NAMES = r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|CRIT|FA
 _ISO_TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 # torchrun --tee / log_line_prefix_template: [rank3]: / [default3]: ; mpirun --tag-output: [1,3]<stdout>: ; horovodrun
 # with Gloo: [0]<stderr>: (dev:pytorch-lightning-5155) ; torchx's role/replica and local rank: trainer/0 [1]:
-# (dev:grl-image-restoration-27); Determined's determined.launch.wrap_rank: [rank=0]  (dev:determined-4297)
+# (dev:grl-image-restoration-27); Determined's determined.launch.wrap_rank: [rank=0]  (dev:determined-4297); and a
+# paste quoted in Markdown, "> " before every line of it (dev:c-3-framework-58 "> KeyError: 'net'", dev:nanogpt-215),
+# one ">" only: not ">>> " (Megatron's own "> compiling ..." loses nothing by it)
 _LAUNCHER_PREFIX = re.compile(r"\[(?:rank|default)?\d+\]:\s?|\[\d+(?:,\d+)?\]<std(?:out|err)>:\s?|"
-                              r"[A-Za-z][\w-]*/\d+ \[\d+\]:\s?|\[rank=\d+\] ")
+                              r"[A-Za-z][\w-]*/\d+ \[\d+\]:\s?|\[rank=\d+\] |>(?=[ \t]|$)(?!>) ?")
 # Ray's prefix on what a worker, actor or Ray's own process prints, as its log monitor forwards it to the driver:
 # "(pid=4321)", "(TorchTrainer pid=439, ip=10.212.157.221)", "(MegatronPolicyWorker[rank=3] pid=21, ip=10.0.0.2)",
 # "(raylet)", "(raylet, ip=10.0.0.2)", "(autoscaler +2m3s)"; nested when an actor forwards its own child's output:
