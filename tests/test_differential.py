@@ -115,6 +115,18 @@ def test_weak_evidence_is_not_sure_and_says_what_would_tell() -> None:
     assert decision.check
 
 
+def test_a_watchdog_timeout_alone_is_named_without_a_category() -> None:
+    # the watchdog says a collective timed out, not whose fault it was (knowledge/signatures.yaml no_category)
+    timeout = [_line("[Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, "
+                     "Timeout(ms)=1800000) ran for 1800243 milliseconds before timing out.", role="symptom")]
+    decision = decide(BOOK, match_lines(BOOK, timeout, "training"), CATEGORIES, None, CHECKS)
+    assert (decision.fault, decision.tier, decision.category) == ("nccl_watchdog_timeout", "weak", None)
+    assert CATEGORIES["nccl_watchdog_timeout"] == "infrastructure"  # its schema keeps one; the decision does not
+    # beside a root error, the root error's category stands
+    oom = timeout + [_line("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")]
+    assert decide(BOOK, match_lines(BOOK, oom, "training"), CATEGORIES, None, CHECKS).category == "user_code"
+
+
 def test_structural_findings_alone_decide_through_the_schema_and_nothing_means_none() -> None:
     schema_only = decide(BOOK, [], CATEGORIES, ("gpu_hang", 0.8), CHECKS)
     assert (schema_only.fault, schema_only.tier) == ("gpu_hang", "schema")
