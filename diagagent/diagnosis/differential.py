@@ -143,7 +143,7 @@ def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category]
     tells them apart."""
     if schema is not None and schema[1] < book.schema_at_least:
         schema = None
-    named: dict[str, Category | None] = {f: None if f in book.no_category else c for f, c in categories.items()}
+    category_of: dict[str, Category | None] = {f: None if f in book.no_category else c for f, c in categories.items()}
     present = {h.fault for h in hits}
     hits = [h for h in hits if not present & set(book.explained_by.get(h.fault, []))]
     scores: dict[str, float] = {}
@@ -163,11 +163,11 @@ def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category]
         why.setdefault(fault, []).append(f"best schema match ({score:.2f})")
     if not hits and schema is not None and schema[0] in categories and schema[1] >= book.schema_alone_at:
         fault = schema[0]  # nothing in the lines; structural findings (stacks, flows, probes) matched a schema
-        return Decision(fault=fault, category=named[fault], confidence=book.confidence["schema"], tier="schema",
-                        candidates=[Candidate(fault=fault, category=named[fault], score=round(schema[1], 3),
+        return Decision(fault=fault, category=category_of[fault], confidence=book.confidence["schema"], tier="schema",
+                        candidates=[Candidate(fault=fault, category=category_of[fault], score=round(schema[1], 3),
                                               why=f"best schema match ({schema[1]:.2f}); no line signature")])
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
-    candidates = [Candidate(fault=f, category=named.get(f), score=round(s, 3), why="; ".join(why[f]))
+    candidates = [Candidate(fault=f, category=category_of.get(f), score=round(s, 3), why="; ".join(why[f]))
                   for f, s in ranked[:MAX_CANDIDATES]]
     if not ranked:
         return Decision(fault=None, category=None, confidence=book.confidence["none"], tier="none")
@@ -189,17 +189,17 @@ def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category]
         used = [h for h in hits if h.fault == winner]
         tier: Tier = ("decisive" if top(winner) >= proof else "strong" if any(h.signature.strength != "weak" for h in used)
                       else "weak" if used else "schema")  # a hint the schema agrees with is still a hint
-        return Decision(fault=winner, category=named.get(winner), confidence=book.confidence[tier], tier=tier,
+        return Decision(fault=winner, category=category_of.get(winner), confidence=book.confidence[tier], tier=tier,
                         candidates=candidates, hits=used)
     used = [h for h in hits if h.fault == best]
     if len(ranked) == 1 and used:
         # one fault, and only hints of it (a watchdog timeout, no root error): named, with a low confidence
-        return Decision(fault=best, category=named.get(best), confidence=book.confidence["weak"], tier="weak",
+        return Decision(fault=best, category=category_of.get(best), confidence=book.confidence["weak"], tier="weak",
                         candidates=candidates, hits=used, check=checks.get(best))
     # not sure of the fault: the category still, when most of the evidence's weight points to one
     by_category: dict[Category | None, float] = {}
     for fault, score in ranked:
-        by_category[named.get(fault)] = by_category.get(named.get(fault), 0.0) + score
+        by_category[category_of.get(fault)] = by_category.get(category_of.get(fault), 0.0) + score
     category, weight = max(by_category.items(), key=lambda kv: kv[1])
     if weight < CATEGORY_SHARE * sum(by_category.values()):
         category = None
