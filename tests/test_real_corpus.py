@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -35,12 +36,13 @@ def _reserved_tool() -> Path | None:
     return None
 
 
-def _known_faults() -> set[str]:
+@cache  # read once, not once per case: the schemata are the slow part of each case's check
+def _known_faults() -> frozenset[str]:
     text = (ROOT / "docs" / "conventions.md").read_text(encoding="utf-8")
     ids = set(re.findall(r"`([a-z0-9]+(?:_[a-z0-9]+)+)`", text))
     for path in (ROOT / "knowledge" / "schemata").glob("*.yaml"):
         ids |= {s["fault"] for s in yaml.safe_load(path.read_text(encoding="utf-8"))["schemata"]}
-    return ids
+    return frozenset(ids)
 
 
 def _repo(source: str) -> str:
