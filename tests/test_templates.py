@@ -12,6 +12,7 @@ from diagagent.analysis.logparse import (
     content_level,
     data_bound,
     data_wait,
+    error_after_bar,
     finished_bar,
     is_cascade,
     line_kind,
@@ -524,8 +525,6 @@ def test_a_bar_at_its_total_is_a_finished_loop() -> None:
 
 
 def test_an_error_printed_onto_a_progress_bar_is_the_error() -> None:
-    from diagagent.analysis.logparse import error_after_bar
-
     # MPI's abort landed on tqdm's line before its newline (dev:netket-1494)
     assert error_after_bar("  0%|          | 0/1000 [00:00<?, ?it/s]r0 | MPI_Allreduce returned error code 15: "
                            "b'MPI_ERR_TRUNCATE: message truncated' - aborting")
