@@ -26,7 +26,8 @@ class Evidence(BaseModel):
     role: EvidenceRole = "cause"
     file: str | None = None  # relative to the bundle root
     line: int | None = None  # 1-based
-    end_line: int | None = None  # a record cut over several lines (a terminal's width): its last line
+    end_line: int | None = None  # a record printed over several lines (cut at a terminal's width, a frame and its source
+    # line, an exception and its message): its last line
     host: str | None = None
     rank: int | None = None
     text: str = ""  # the line (or a summary of the flow/stack fact), as untrusted data

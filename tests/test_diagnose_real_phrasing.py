@@ -206,6 +206,27 @@ def test_a_raising_frame_is_cited_with_the_source_line_python_prints_under_it(tm
     assert [(e.file[-10:], e.line) for e in d.evidence][:3] == [("rank-0.log", 6), ("rank-0.log", 4), ("rank-1.log", 6)]
 
 
+def test_an_exception_is_cited_with_the_lines_of_its_message(tmp_path: Path) -> None:
+    # Megatron's checkpoint loader prints the missing key on the line after its RuntimeError (dev:megatron-lm-6270);
+    # pydantic prints the field, the reason and a link under its ValidationError (dev:deepspeed-6525)
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "step 3 loss 2.0\nRuntimeError: Missing key in checkpoint "
+                             "state_dict:\ndecoder.layers.0.mlp._extra_state/shard_0_24.\n\nstep 4 loss 2.0\n"})
+    cause = next(e for e in d.evidence if e.role == "cause")
+    assert (cause.line, cause.end_line) == (2, 3)  # its message, not the blank line or the step after it
+    lines = ["Traceback (most recent call last):",
+             '  File "/work/train.py", line 8, in main',
+             "    engine = deepspeed.initialize(config=cfg)",
+             "pydantic_core._pydantic_core.ValidationError: 1 validation error for DeepSpeedZeroConfig",
+             "stage3_prefetch_bucket_size",
+             "  Input should be a valid integer, got a number with a fractional part [type=int_from_float]",
+             "    For further information visit https://errors.pydantic.dev/2.9/v/int_from_float",
+             "[2024-09-01 10:00:00,000] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 4242"]
+    d = _diagnose(tmp_path / "pydantic", {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    cause = next(e for e in d.evidence if e.role == "cause")
+    assert (cause.line, cause.end_line) == (4, 7)
+    assert not [e for e in d.evidence if e.file == cause.file and 4 < (e.line or 0) <= 7]  # no line of it twice
+
+
 def test_mpiruns_report_of_the_first_rank_to_die_names_rank_node_and_signal(tmp_path: Path) -> None:
     lines = ["[cuda-24-0.local:08642] 3 more processes have sent help message help-mpi-btl-openib.txt / no active ports",
              '[cuda-24-0.local:08642] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages',

@@ -1036,8 +1036,14 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
     cands = sorted(cands, key=lambda c: (order[c.role], -round(c.score, 4), _occ_key(_cited_on(c, roots)), c.t.id))
     frame_code = {f.file: f.frame_code for f in scan.files}
 
+    message_end = {f.file: f.message_end for f in scan.files}
+
     def code_of(file: str, frame_line: int) -> int | None:
         return frame_code.get(file, {}).get(frame_line)
+
+    def located(o: Occurrence, h: str | None) -> LogLocation:  # an exception cited with its message's lines
+        loc, end = _location(o, h), message_end.get(o.file, {}).get(o.line)
+        return loc if end is None or (loc.end_line or 0) >= end else loc.model_copy(update={"end_line": end})
 
     out = []
     for c in cands:
@@ -1050,9 +1056,9 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
             others = [o for o in c.in_files.get(host, []) if o.file != occ.file]
             host_files = sum(1 for f in scan.files if f.host == host)
             if len(others) + 1 <= max(1, host_files // 2):  # the same error on a few other ranks of the root node
-                also = [_location(o, host) for o in others]
+                also = [located(o, host) for o in others]
             if set(c.per_host) <= roots and len(c.per_host) <= 4:  # and on the other root nodes
-                also += [_location(c.per_host[h], h) for h in c.hosts if h != host]
+                also += [located(c.per_host[h], h) for h in c.hosts if h != host]
         raised_at = None
         if occ.raised_at is not None:
             raised_at = LogLocation(file=occ.file, line=occ.raised_at[0], end_line=code_of(occ.file, occ.raised_at[0]),
@@ -1064,7 +1070,7 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
                                     host=host, rank=occ.rank, ts=occ.ts,
                                     text=occ.innermost[1])
         out.append(LogEvent(id=c.t.id, template=c.t.text, count=c.t.count, hosts=hosts[:32],
-                            host_count=len(c.per_host), ranks=ranks[:64], first=_location(occ, host), also=also,
+                            host_count=len(c.per_host), ranks=ranks[:64], first=located(occ, host), also=also,
                             raised_at=raised_at, raised_in=raised_in, last=_last_on(scan, c, occ, host),
                             level=_LEVELS[c.t.level] if c.t.level >= 0 else None, score=round(c.score, 4),
                             why="; ".join(c.why), role=c.role, stage=occ.stage,  # type: ignore[arg-type]

@@ -96,6 +96,9 @@ TAIL_LINES = 64  # a block's last lines, read for the file's last line and each 
 MAX_RANKS_PER_FILE = 1024
 THREAD_DUMPS_PER_FILE = 256
 FRAME_CODE_PER_FILE = 4096
+# an exception's message printed on the lines after it is cited with it, up to this many lines (a state dict's missing
+# keys can run to thousands: the first are the record an SRE reads)
+MESSAGE_LINES = 8
 FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
 WARNING = 2
 # a line's rank from its launcher's prefix (logparse._LAUNCHER_PREFIX, _RAY_PREFIX): torchrun's [rank3]: (global) and
@@ -205,6 +208,9 @@ class FileSummary:
     cut_traceback: tuple[int, str, tuple[str, ...]] | None = None
     # a traceback frame's line -> its source line printed under it: the two lines an SRE cites as the frame
     frame_code: dict[int, int] = field(default_factory=dict)
+    # an exception's (or error line's) line -> the last line of its message, printed on the lines after it with no
+    # header of their own ('RuntimeError: Missing key in checkpoint state_dict:' then the key, dev:megatron-lm-6270)
+    message_end: dict[int, int] = field(default_factory=dict)
     launcher_failure: LauncherFailure | None = None  # torchrun's root-cause block: the failed rank, host, exit
 
 
@@ -468,12 +474,13 @@ class _FileReader:
         self.root_cause_until = 0  # torchrun's 'Root Cause (first observed failure):' block runs to this line
         self.tb = 0  # traceback state: 0 none, 1 header seen, 2 after a frame, 3 after a source line, 4 after the
         # exception line or an error line with a header (what follows without a header continues its message), 5 in
-        # a stack dump's thread
+        # a stack dump's thread, 6 after an exception line with no traceback before it (what follows may be its message)
         self.stage_before = "init"  # the stage a checkpoint or eval returns to
         self.pending: list[Occurrence] = []  # occurrences without a time, waiting for the next line that has one
         self.seen: set[int] = set()  # message ids already seen in this file
         self.repeated: dict[int, tuple[int, bytes]] = {}  # a warning or error printed again: its last (line, text)
         self.exception_mid = -1  # the exception line (or error line) whose message the next lines may continue
+        self.exception_at = 0  # and its line
         self.after_traceback = False  # that line ended a traceback (not an error line with a header)
         self.frames: list[str] = []  # the functions of the traceback being read
         self.frame_lines: list[tuple[int, str]] = []  # its `File "...", line N` lines (line number, text)
@@ -837,7 +844,7 @@ class _FileReader:
                 if kind & K_SKIP:
                     if mid == CORRUPT:
                         self.part.lines_skipped += 1
-                    elif self.tb == 4:
+                    elif self.tb in (4, 6):
                         self.tb = 0
                     continue
                 self._structure(mid, kind, raw, lineno)
@@ -950,6 +957,13 @@ class _FileReader:
                 self._dump_frame(raw, lineno)
                 return
             self.tb = 0
+        if self.tb == 6:  # the lines after an exception pasted without its traceback: its message, until a line of
+            # its own (dev:trl-835's 'RuntimeError: Expected to mark a variable ready only once. ...' then 'Parameter
+            # at index 386 has been marked as ready twice. ...')
+            if not kind & (K_HEADER | K_EXCEPTION | K_FRAME | K_TRACEBACK) and lineno - self.exception_at <= MESSAGE_LINES:
+                self.summary.message_end[self.exception_at] = lineno
+                return
+            self.tb = 0
         if kind & K_TRACEBACK:
             self.tb = 1
             self.frames, self.frame_lines = [], []
@@ -973,9 +987,11 @@ class _FileReader:
             self.tb = 3
         elif self.tb == 4 and self.after_traceback and kind & K_EXCEPTION and not kind & K_HEADER:
             self.part.exception_lines.add(mid)  # a second exception printed right after a traceback's
-            self.exception_mid = mid
+            self.exception_mid, self.exception_at = mid, lineno
         elif self.tb == 4 and not kind & K_HEADER:
             self.part.continuation_lines.add(mid)
+            if lineno - self.exception_at <= MESSAGE_LINES and len(self.summary.message_end) < FRAME_CODE_PER_FILE:
+                self.summary.message_end[self.exception_at] = lineno
             if kind & K_INDENTED and self.exception_mid >= 0:
                 self.part.detail_of.setdefault(mid, set()).add(self.exception_mid)
         elif self.tb in (2, 3) and not kind & K_EXCEPTION and kind & K_INDENTED:  # (a frame's next source line:
@@ -989,12 +1005,14 @@ class _FileReader:
             self.tb = 3
         elif self.tb in (1, 2, 3) and (not kind & K_HEADER or kind & K_EXCEPTION):
             self.part.exception_lines.add(mid)
-            self.tb, self.exception_mid, self.after_traceback = 4, mid, True
+            self.tb, self.exception_mid, self.exception_at, self.after_traceback = 4, mid, lineno, True
             self.exception_frames, self.frames = tuple(self.frames), []
             self.innermost = innermost_frame(self.frame_lines)
             self.raised_at, self.frame_lines = raising_frame(self.frame_lines), []
         elif kind & K_ERROR_HEAD:  # what follows an error line without a header of its own continues its message
-            self.tb, self.exception_mid, self.after_traceback = 4, mid, False
+            self.tb, self.exception_mid, self.exception_at, self.after_traceback = 4, mid, lineno, False
+        elif kind & K_EXCEPTION and not kind & K_INDENTED and self.tb == 0:
+            self.tb, self.exception_at = 6, lineno
         else:
             self.tb = 0
 

@@ -610,6 +610,23 @@ def _ordered_causes(g: _Gathered, named: list[str], proof: list[Evidence]) -> li
     return list({e.id: e for e in out}.values())
 
 
+def _each_record_once(items: list[Evidence], named: list[NodeScore]) -> tuple[list[Evidence], list[NodeScore]]:
+    """Each item once, and none that lies inside a record cited before it (a line of an exception's message that
+    matched a signature of its own, dev:deepspeed-6525's pydantic link under its ValidationError); the nodes' evidence
+    then names the record that holds it."""
+    out: list[Evidence] = []
+    held: dict[str, str] = {}
+    for e in {e.id: e for e in items}.values():
+        holder = next((o for o in out if o.file == e.file and o.line is not None and e.line is not None
+                       and o.end_line and o.line < e.line <= o.end_line), None)
+        if holder is None:
+            out.append(e)
+        else:
+            held[e.id] = holder.id
+    return out, [n.model_copy(update={"evidence": list(dict.fromkeys(held.get(i, i) for i in n.evidence))})
+                 for n in named]
+
+
 def _stage(stage: str | None, cited: list[Evidence], schema: FailureSchema | None, progressed: bool
            ) -> tuple[str | None, bool]:
     """The stage, and whether it is only assumed: the logs' own, else what the cited lines' words say, else the one
@@ -773,12 +790,13 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         iteration = _first_overflow(logs, decision.hits) or iteration
     confidence = decision.confidence if causes or decision.fault else min(decision.confidence, 0.1)
     confidence = round(confidence * INCOMPLETE_CONFIDENCE ** len(set(a.incomplete)), 4)  # what was not read
+    evidence, named = _each_record_once(with_frames + g.symptoms + g.context, named)
     diagnosis = Diagnosis(
         job_id=bundle.job.job_id, status=bundle.job.status,
         category=decision.category, fault=decision.fault,
         root_cause=_root_cause(_what(decision, schemata, causes), named, causes, None if assumed else stage, iteration),
         confidence=confidence, faulty_nodes=named, stage=stage, iteration=iteration,
-        evidence=list({e.id: e for e in with_frames + g.symptoms + g.context}.values()),  # each line once
+        evidence=evidence,
         schemata=[SchemaMatch(schema_id=h.id, title=h.failure_schema.title, fault=h.fault,
                               category=h.failure_schema.category, score=h.score, similarity=h.similarity,
                               template_overlap=h.template_overlap) for h in hits],
