@@ -227,6 +227,21 @@ def test_an_exception_is_cited_with_the_lines_of_its_message(tmp_path: Path) -> 
     assert not [e for e in d.evidence if e.file == cause.file and 4 < (e.line or 0) <= 7]  # no line of it twice
 
 
+def test_the_line_printed_right_before_the_failure_is_cited_as_context(tmp_path: Path) -> None:
+    # a kill whose only tell is the shell's 'Killed' after the job's last words (dev:gmtracker-11, dev:caffe-886)
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "Epoch 0/1\nlr = 1.00e-05\n\nKilled\n"})
+    before = [e for e in d.evidence if e.why == "the last line printed before the failure"]
+    assert [(e.role, e.line) for e in before] == [("context", 2)]  # past the blank line, not the epoch line
+    # an exception's traceback: the line before its header, not a frame (dev:torchtune-2561)
+    lines = ["INFO:root:seed set to 42",
+             "Traceback (most recent call last):",
+             '  File "/work/recipes/lora_finetune_distributed.py", line 40, in setup',
+             "    self.world_size = dist.get_world_size()",
+             "AttributeError: 'Recipe' object has no attribute 'world_size'"]
+    d = _diagnose(tmp_path / "tb", {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    assert [e.line for e in d.evidence if e.why == "the last line printed before the failure"] == [1]
+
+
 def test_mpiruns_report_of_the_first_rank_to_die_names_rank_node_and_signal(tmp_path: Path) -> None:
     lines = ["[cuda-24-0.local:08642] 3 more processes have sent help message help-mpi-btl-openib.txt / no active ports",
              '[cuda-24-0.local:08642] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages',

@@ -88,6 +88,7 @@ class LogEvent(BaseModel):
     raised_at: LogLocation | None = None  # an exception's raising frame (`File "...", line N, in f`), user code first
     raised_in: LogLocation | None = None  # an exception's innermost frame, in whatever package: where it was raised
     last: LogLocation | None = None  # a warning or error printed again: its last line on that host (where it ended up)
+    before: LogLocation | None = None  # the line its file printed last before it: what the job was doing
     level: Level | None = None
     score: float
     why: str
@@ -1072,6 +1073,8 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
         out.append(LogEvent(id=c.t.id, template=c.t.text, count=c.t.count, hosts=hosts[:32],
                             host_count=len(c.per_host), ranks=ranks[:64], first=located(occ, host), also=also,
                             raised_at=raised_at, raised_in=raised_in, last=_last_on(scan, c, occ, host),
+                            before=None if occ.before is None else LogLocation(
+                                file=occ.file, line=occ.before[0], host=host, rank=occ.rank, text=occ.before[1]),
                             level=_LEVELS[c.t.level] if c.t.level >= 0 else None, score=round(c.score, 4),
                             why="; ".join(c.why), role=c.role, stage=occ.stage,  # type: ignore[arg-type]
                             normal_share=c.normal_share))

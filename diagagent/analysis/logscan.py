@@ -13,6 +13,7 @@ import statistics
 import time
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -28,6 +29,7 @@ from diagagent.analysis.logparse import (
     StragglerReport,
     frame_function,
     is_bad_number,
+    line_kind,
     mpirun_failure,
     names_pattern,
     progress_layout,
@@ -96,6 +98,7 @@ TAIL_LINES = 64  # a block's last lines, read for the file's last line and each 
 MAX_RANKS_PER_FILE = 1024
 THREAD_DUMPS_PER_FILE = 256
 FRAME_CODE_PER_FILE = 4096
+LOOK_BACK_LINES = 8  # the line a failure followed is looked for this far back (blank lines, a traceback's header)
 # an exception's message printed on the lines after it is cited with it, up to this many lines (a state dict's missing
 # keys can run to thousands: the first are the record an SRE reads)
 MESSAGE_LINES = 8
@@ -141,6 +144,8 @@ class Occurrence:
     innermost: tuple[int, str] | None = None  # an exception line: its traceback's innermost frame (line, text), in
     # whatever package
     end_line: int | None = None  # a record a terminal cut over several lines, joined back: its last line
+    before: tuple[int, str] | None = None  # the last line the file printed before it (before its traceback, for an
+    # exception): what the job was doing when it failed
 
 
 @dataclass(slots=True)
@@ -488,6 +493,8 @@ class _FileReader:
         self.raised_at: tuple[int, str] | None = None  # the frame that raised the last traceback's exception
         self.innermost: tuple[int, str] | None = None  # and that traceback's innermost frame
         self.header_at: tuple[int, str] | None = None  # the last traceback header (line, text)
+        self.before_header: tuple[int, str] | None = None  # and the line printed before it
+        self.block_line: Callable[[int], bytes | None] = lambda n: None  # the block being read: its line n, if held
         self.bare_frame = False  # the last frame line was at the margin: a paste that lost its indentation
         self.wrapping: Wrapping | None = None  # how a terminal cut this file's lines, read off its first block
         self.spans: dict[int, int] = {}  # the first line of a record joined back from cut lines: its last line
@@ -604,6 +611,7 @@ class _FileReader:
         if self.wrapping is not None:
             for first, last in unwrap(lines, self.wrapping).items():
                 self.spans[lineno + first + 1] = lineno + last + 1
+        self.block_line = lambda n: lines[n - lineno - 1] if lineno < n <= lineno + len(lines) else None
         end = self._lines(lines, lineno, self.shaper.shapes, self.shaper.kinds, tables, host_scan)
         self._last_line(lines, end)
         return end
@@ -623,6 +631,7 @@ class _FileReader:
     def _fast_block(self, block: LineBlock, lineno: int, host_scan: HostScan) -> int:
         shapes = BlockShapes(block, self.native)
         self.relearn = _RELEARN
+        self.block_line = lambda n: line(block, n - lineno - 1) if lineno < n <= lineno + len(block) else None
         index = 0
         while index < len(block):
             index = self._fast_from(block, shapes, index, lineno, host_scan)
@@ -919,10 +928,25 @@ class _FileReader:
                          frames=self.exception_frames if mid == self.exception_mid and self.after_traceback else (),
                          raised_at=self.raised_at if mid == self.exception_mid and self.after_traceback else None,
                          innermost=self.innermost if mid == self.exception_mid and self.after_traceback else None,
-                         end_line=self.spans.get(lineno))
+                         end_line=self.spans.get(lineno),
+                         before=self.before_header if mid == self.exception_mid and self.after_traceback
+                         else self._line_before(lineno))
         if not exact and len(self.pending) < 10_000:
             self.pending.append(occ)
         return occ
+
+    def _line_before(self, lineno: int) -> tuple[int, str] | None:
+        """The last line printed before line `lineno` within a few lines of it and in the block being read: not blank,
+        not a traceback's frame, source line or header (the last thing the job said before it failed)."""
+        for n in range(lineno - 1, max(0, lineno - LOOK_BACK_LINES) - 1, -1):
+            raw = self.block_line(n)
+            if raw is None:
+                return None
+            text = _text(raw)
+            parsed = split_header(text)
+            if parsed.message.strip() and not parsed.indented and line_kind(parsed.message) not in ("frame", "traceback"):
+                return n, text
+        return None
 
     def _resolve_pending(self, raw: bytes) -> None:
         """A line with a header after occurrences that print no time: its time bounds theirs from above."""
@@ -968,6 +992,7 @@ class _FileReader:
             self.tb = 1
             self.frames, self.frame_lines = [], []
             self.header_at = (lineno, _text(raw))
+            self.before_header = self._line_before(lineno)
         elif kind & K_FRAME:
             self.tb = 2
             text = _text(raw)

@@ -199,6 +199,10 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         g.context.append(_cite_log(a, loc, "context", f"the last line of rank {loc.rank}, which fell silent first"))
     if logs.last_said is not None:  # and what it last said it was doing before the failure (saving, evaluating)
         g.context.append(_cite_log(a, logs.last_said, "context", "what the job last said it was doing before it failed"))
+    if causes and causes[0].before is not None:  # and the line it printed right before the failure: the last activity
+        # before a kill ('Test score #1: 2.00962' then 'Killed', dev:caffe-886) or a traceback ('Loss is initialized.',
+        # dev:torchtune-2561)
+        g.context.append(_cite_log(a, causes[0].before, "context", "the last line printed before the failure"))
     for node in logs.nodes[:MAX_NAMED]:
         evs = [by_event[e] for e in node.events if e in by_event]
         if evs and "exclusive" in node.signals and logs.hosts_with_logs > 1:
