@@ -232,7 +232,7 @@ def test_the_line_printed_right_before_the_failure_is_cited_as_context(tmp_path:
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "Epoch 0/1\nlr = 1.00e-05\n\nKilled\n"})
     before = [e for e in d.evidence if e.why == "the last line printed before the failure"]
     assert [(e.role, e.line) for e in before] == [("context", 2)]  # past the blank line, not the epoch line
-    # an exception's traceback: the line before its header, not a frame (dev:torchtune-2561)
+    # an exception's traceback: the line before its header, not a frame
     lines = ["INFO:root:seed set to 42",
              "Traceback (most recent call last):",
              '  File "/work/recipes/lora_finetune_distributed.py", line 40, in setup',

@@ -1036,7 +1036,6 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
             frame.why.append("where the fatal line above it crashed")
     cands = sorted(cands, key=lambda c: (order[c.role], -round(c.score, 4), _occ_key(_cited_on(c, roots)), c.t.id))
     frame_code = {f.file: f.frame_code for f in scan.files}
-
     message_end = {f.file: f.message_end for f in scan.files}
 
     def code_of(file: str, frame_line: int) -> int | None:

@@ -985,7 +985,7 @@ class _FileReader:
             # its own (dev:trl-835's 'RuntimeError: Expected to mark a variable ready only once. ...' then 'Parameter
             # at index 386 has been marked as ready twice. ...')
             if not kind & (K_HEADER | K_EXCEPTION | K_FRAME | K_TRACEBACK) and lineno - self.exception_at <= MESSAGE_LINES:
-                self.summary.message_end[self.exception_at] = lineno
+                self._message_line(lineno)
                 return
             self.tb = 0
         if kind & K_TRACEBACK:
@@ -1015,8 +1015,7 @@ class _FileReader:
             self.exception_mid, self.exception_at = mid, lineno
         elif self.tb == 4 and not kind & K_HEADER:
             self.part.continuation_lines.add(mid)
-            if lineno - self.exception_at <= MESSAGE_LINES and len(self.summary.message_end) < FRAME_CODE_PER_FILE:
-                self.summary.message_end[self.exception_at] = lineno
+            self._message_line(lineno)
             if kind & K_INDENTED and self.exception_mid >= 0:
                 self.part.detail_of.setdefault(mid, set()).add(self.exception_mid)
         elif self.tb in (2, 3) and not kind & K_EXCEPTION and kind & K_INDENTED:  # (a frame's next source line:
@@ -1040,6 +1039,11 @@ class _FileReader:
             self.tb, self.exception_at = 6, lineno
         else:
             self.tb = 0
+
+    def _message_line(self, lineno: int) -> None:
+        """A line of the open exception's message: cited with it, up to MESSAGE_LINES after it."""
+        if lineno - self.exception_at <= MESSAGE_LINES and len(self.summary.message_end) < FRAME_CODE_PER_FILE:
+            self.summary.message_end[self.exception_at] = lineno
 
     def _frame_code(self, lineno: int) -> None:
         """The line right after a frame is its source line."""

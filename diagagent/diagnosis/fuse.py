@@ -200,8 +200,8 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
     if logs.last_said is not None:  # and what it last said it was doing before the failure (saving, evaluating)
         g.context.append(_cite_log(a, logs.last_said, "context", "what the job last said it was doing before it failed"))
     if causes and causes[0].before is not None:  # and the line it printed right before the failure: the last activity
-        # before a kill ('Test score #1: 2.00962' then 'Killed', dev:caffe-886) or a traceback ('Loss is initialized.',
-        # dev:torchtune-2561)
+        # before a kill ('Test score #1: 2.00962' then 'Killed', dev:caffe-886; 'lr = 1.00e-05', dev:gmtracker-11) or
+        # before a traceback's header
         g.context.append(_cite_log(a, causes[0].before, "context", "the last line printed before the failure"))
     for node in logs.nodes[:MAX_NAMED]:
         evs = [by_event[e] for e in node.events if e in by_event]
