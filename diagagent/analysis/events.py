@@ -63,7 +63,8 @@ SAME_TIME_S = 2.0
 class LogLocation(BaseModel):
     file: str
     line: int
-    end_line: int | None = None  # a record a terminal cut over several lines, joined back: its last line
+    end_line: int | None = None  # a record over several lines (a terminal's cut joined back, a frame and its source
+    # line, an exception and its message): its last line
     host: str | None = None
     rank: int | None = None
     ts: float | None = None
