@@ -555,3 +555,49 @@ def test_a_traceback_cut_inside_evaluation_under_a_training_bar_is_in_eval(tmp_p
     assert _diagnose(tmp_path / "e", {"logs/node-0/stdout.log": bar + tb}).stage == "eval"
     top = "Traceback (most recent call last):\n" + "\n".join(frames[:2]) + "\n"
     assert _diagnose(tmp_path / "t", {"logs/node-0/stdout.log": bar + top}).stage == "training"
+
+
+def test_the_agents_death_signal_is_cited_as_the_jobs_end_even_on_a_progress_bars_line(tmp_path: Path) -> None:
+    """torchrun's agent on a SIGHUP (its terminal closed): 'Received ... death signal' is what ended the job, cited
+    beside the signal it forwards; printed onto a tqdm bar's line it is the failure, not progress."""
+    got = ("WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting down workers\n"
+           "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 30482 closing signal SIGHUP\n")
+    assert _cited(_diagnose(tmp_path / "a", {"logs/node-0/stdout.log": got}))[:2] == [1, 2]
+    bar = (" 1%|1         | 11/750 [05:05<5:36:58, 27.36s/it]W0828 22:53:47.001000 139822188226368 torch/distributed/"
+           "elastic/agent/server/api.py:688] Received Signals.SIGHUP death signal, shutting down workers\n")
+    assert 1 in _cited(_diagnose(tmp_path / "b", {"logs/node-0/stdout.log": bar}))
+
+
+def test_checkpoint_words_of_accelerate_safetensors_and_a_rename_into_place_give_the_stage(tmp_path: Path) -> None:
+    """A save that failed says so in other words than 'checkpoint': accelerate's FSDP save, safetensors' refusal, a
+    checkpoint directory that could not be renamed into place (ENOTEMPTY)."""
+    for i, line in enumerate([
+            "[rank5]: OSError: [Errno 39] Directory not empty: 'out/tmp-checkpoint-l6bxw431' -> 'out/checkpoint-100'\n",
+            "RuntimeError: The weights trying to be saved contained shared tensors [{'a.weight', 'b.weight'}]\n",
+            "INFO:accelerate.accelerator:Saving FSDP model\n"]):
+        assert _diagnose(tmp_path / str(i), {"logs/node-0/stdout.log": line}).stage == "checkpoint", line
+
+
+def test_an_error_tensorflows_coordinator_logs_at_info_is_the_cause(tmp_path: Path) -> None:
+    """TensorFlow's Coordinator logs the exception that stops training at INFO; its IOError's strerror after '; '."""
+    steps = "".join(f"2018-06-12 15:00:{20 + i:02d},000 INFO (MainThread-2183) global step {80 + i}: loss = 1.2\n"
+                    for i in range(4))
+    err = ("2018-06-12 15:00:32,553 INFO (Thread-4-2183) Error reported to Coordinator: /dbfs/t/checkpoint.tmpb972; "
+           "Input/output error\n")
+    d = _diagnose(tmp_path / "c", {"logs/node-0/stdout.log": steps + err})
+    assert _cited(d)[:1] == [5] and d.fault == "storage_checkpoint_write_failure"
+
+
+def test_an_exception_python_could_only_ignore_is_not_the_cause(tmp_path: Path) -> None:
+    """sys.unraisablehook's 'Exception ignored in:' reports an exception that did not stop the program."""
+    lines = ("Exception ignored in: <finalize object at 0x7f7d7b9bc920; dead>\n"
+             "[rank2]:[E516 06:09:16.295666043 ProcessGroupNCCL.cpp:629] [Rank 2] Watchdog caught collective operation "
+             "timeout: WorkNCCL(SeqNum=49296, OpType=_ALLGATHER_BASE, NumelIn=1, NumelOut=8, Timeout(ms)=1800000) ran "
+             "for 1800088 milliseconds before timing out.\n")
+    assert 1 not in _cited(_diagnose(tmp_path / "u", {"logs/node-0/stdout.log": lines}))
+
+
+def test_a_torchrun_prefix_with_a_role_name_is_peeled_like_the_default_one() -> None:
+    from diagagent.analysis.logparse import split_header
+    assert split_header("[trainer0|0]:ncclInternalError: Internal check failed.").message.startswith("ncclInternal")
+    assert split_header("[trainer3]:Last error:").message == "Last error:"

@@ -61,6 +61,11 @@ def test_nvidia_smi_lost_gpu() -> None:
     assert _kinds(r)["gpu_lost"] == (1, "fatal") and r.values["gpus"][0] == 7
 
 
+def test_nvidia_smi_notice_of_a_critical_xid() -> None:
+    r = parse_nvidia_smi("GPU 00000000:3B:00.0: Detected Critical Xid Error\n", "f")
+    assert _kinds(r)["xid"] == (1, "fatal") and r.signals[0].line == 1
+
+
 def test_dcgm_diag_v3_and_v4_tables() -> None:
     v3 = parse_dcgm_diag((FIX / "dcgm-diag-r2-fail.txt").read_text(), "f")
     assert [(s.line, s.device) for s in v3.signals] == [(16, None), (25, "3")]

@@ -476,7 +476,9 @@ def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool:
 # dev:nccl-193; "INFO init.cc:422 -> 2"): where the error went, the WARN before it says what it was (templates mask
 # the numbers: "<*>:<*> -><*>"); and Open MPI's help text after "ORTE has lost communication with a remote daemon."
 # (dev:mpi-operator-152): why it may have happened, in general; and Open MPI's note that it folded repeated help
-# messages ('Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages', dev:adeptrl-13)
+# messages ('Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages', dev:adeptrl-13);
+# and CPython's sys.unraisablehook on an exception that could not propagate (a finalizer's, a __del__'s): 'Exception
+# ignored in: <finalize object at 0x7f7d7b9bc920; dead>' did not stop the program (dev:open-r1-658)
 _ADVICE = re.compile(r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
                      r"CUDA_LAUNCH_BLOCKING|^Compile with .TORCH_USE_CUDA_DSA|^traceback\s*: To enable traceback see|"
                      r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run|"
@@ -485,7 +487,7 @@ _ADVICE = re.compile(r"^CUDA kernel errors might be asynchronously reported|^For
                      r"^This is usually due to either a failure of the TCP network|^connection to the node, or possibly an "
                      r"internal failure of|^the daemon itself\. We cannot recover from this failure|"
                      r"Set MCA parameter .orte_base_help_aggregate. to (?:0|<\*>) to see all help|"
-                     r"(?:\d+|<\*>) more process(?:es)? ha(?:s|ve) sent help message")
+                     r"(?:\d+|<\*>) more process(?:es)? ha(?:s|ve) sent help message|^Exception ignored in: ")
 
 
 # --- nodes: which node the failure began on -----------------------------------------------------------------------

@@ -29,10 +29,11 @@ _LEVEL_NAMES = r"TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|ERR|CRITICAL|CRIT|FA
 _ISO_TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 # torchrun --tee / log_line_prefix_template: [rank3]: / [default3]: ; mpirun --tag-output: [1,3]<stdout>: ; horovodrun
 # with Gloo: [0]<stderr>: (dev:pytorch-lightning-5155) ; torchx's role/replica and local rank: trainer/0 [1]:
-# (dev:grl-image-restoration-27); Determined's determined.launch.wrap_rank: [rank=0]  (dev:determined-4297); and a
+# (dev:grl-image-restoration-27); torchrun's prefix with a role of another name, TorchX's "trainer": [trainer3]: and
+# [trainer0|0]: (dev:nccl-1837); Determined's determined.launch.wrap_rank: [rank=0]  (dev:determined-4297); and a
 # paste quoted in Markdown, "> " before every line of it (dev:c-3-framework-58 "> KeyError: 'net'", dev:nanogpt-215),
 # one ">" only: not ">>> " (Megatron's own "> compiling ..." loses nothing by it)
-_LAUNCHER_PREFIX = re.compile(r"\[(?:rank|default)?\d+\]:\s?|\[\d+(?:,\d+)?\]<std(?:out|err)>:\s?|"
+_LAUNCHER_PREFIX = re.compile(r"\[(?:[a-z]+)?\d+(?:\|\d+)?\]:\s?|\[\d+(?:,\d+)?\]<std(?:out|err)>:\s?|"
                               r"[A-Za-z][\w-]*/\d+ \[\d+\]:\s?|\[rank=\d+\] |>(?=[ \t]|$) ?")
 # Ray's prefix on what a worker, actor or Ray's own process prints, as its log monitor forwards it to the driver:
 # "(pid=4321)", "(TorchTrainer pid=439, ip=10.212.157.221)", "(MegatronPolicyWorker[rank=3] pid=21, ip=10.0.0.2)",
@@ -141,9 +142,12 @@ _CARET = re.compile(r"^[~^ ]*\^[~^ ]*$|^[╰─╯]+$")  # also the bottom borde
 _TRACEBACK = re.compile(r"^(?:(?:Original )?Traceback \(most recent call last\):?|terminate called after throwing an instance of|Stack trace:|Exception raised from |"
                         r"During handling of the above exception|The above exception was the direct cause)")
 _FATAL_WORDS = re.compile(r"\b(?:fatal|panic|core dumped|segmentation fault|segfault|sigsegv|sigabrt|sigbus|"
-                          r"unrecoverable|kernel bug|oops|dumped core|memory access fault)\b", re.IGNORECASE)  # PALS:
+                          r"unrecoverable|kernel bug|oops|dumped core|memory access fault|death signal)\b",
+                          re.IGNORECASE)  # PALS:
 # "rank 0 died from signal 11 and dumped core" (dev:ezpz-210); ROCm's "Memory access fault by GPU node-1 ... Reason:
-# Page not present or supervisor privilege." that aborts the process (dev:tinygrad-3343)
+# Page not present or supervisor privilege." that aborts the process (dev:tinygrad-3343); torch.distributed.elastic's
+# agent on a signal it was sent: "Received Signals.SIGHUP death signal, shutting down workers", "Received 1 death
+# signal" (its documented warning; a closed terminal in dev:llamafactory-5297, dev:chatglm-efficient-tuning-72)
 _ERROR_WORDS = re.compile(
     r"\b(?:errors?|err|errno|exceptions?|fail(?:ed|ure|s|ing)?|abort(?:ed|ing)?|killed|oom|out of memory|timed? ?out|timeout|"
     r"died|uncorrectable|illegal|invalid|corrupt(?:ed|ion)?|denied|refused|unreachable|unable to|cannot|can't|"
@@ -177,6 +181,10 @@ _STATUS_CODE = re.compile(r"\b(?:ABORTED|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|FA
 # so is DeepSpeed's launcher tearing the job down once a rank exited, at INFO: '[INFO] [launch.py:315:sigkill_handler]
 # Killing subprocess 156890' (all a paste may show of the failure, dev:yi-152, dev:baichuan-13b-148)
 _LAUNCHER_KILL = re.compile(r"Killing subprocess \d+")
+# and TensorFlow's Coordinator.request_stop logging, at INFO, the exception that stops the training threads: 'INFO
+# (Thread-4-2183) Error reported to Coordinator: /dbfs/.../checkpoint.tmp...; Input/output error' (training/
+# coordinator.py; dev:tensorflow-20090)
+_COORDINATOR_ERROR = re.compile(r"\bError reported to Coordinator: ")
 _ZERO_COUNTS = re.compile(r"\b(?:errors?|fail(?:ed|ures?)|nan|skipped|timeouts?)[\w ]*[:=]\s*0\b", re.IGNORECASE)
 
 
@@ -189,7 +197,7 @@ _CASCADE = re.compile(
     r"watchdog|timed? ?out\b|timeout|heartbeat|remote (?:process|peer|rank|end)|by peer|peer (?:closed|reset|"
     r"disconnected|exited)|connection (?:reset|closed|refused|lost|aborted)|broken pipe|ncclRemoteError|"
     r"communicator (?:was )?abort|abort(?:ed|ing)? (?:the )?(?:process group|communicator|nccl)|sigterm|sighup|"
-    r"closing signal|signal 15|exitcode\b|exit code|exited with|terminat(?:ed|ing)\b|ChildFailedError|aborted\b|"
+    r"closing signal|death signal|signal 15|exitcode\b|exit code|exited with|terminat(?:ed|ing)\b|ChildFailedError|aborted\b|"
     r"core dumped|cancell?ed\b|"
     # Horovod on every rank once one failed: "Horovod has been shut down. This was caused by an exception on one of
     # the ranks ..." (dev:horovod-243)
@@ -402,7 +410,8 @@ def split_header(text: str) -> ParsedLine:
             m = _PROGRAM_LEVEL.match(rest)
             if m:
                 level = _LEVEL_WORDS.get(m.group(1).lower())
-    if level in ("debug", "info", "warning") and (_STATUS_CODE.search(rest) or _LAUNCHER_KILL.match(rest)):
+    if level in ("debug", "info", "warning") and (_STATUS_CODE.search(rest) or _LAUNCHER_KILL.match(rest)
+                                                   or _COORDINATOR_ERROR.search(rest)):
         level = "error"
     return ParsedLine(rest, level, structured or level is not None, indented and not structured)
 
@@ -562,7 +571,14 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
                               r"save_checkpoint|torch\.save\b|checkpoint.{0,20}sav(?:e|ing)|writ(?:e|ing).{0,30}checkpoint|"
                               r"PytorchStreamWriter|save_pretrained|save_model\b|"
                               # latent-diffusion's melk() (dev:lambdalabsml-examples-41; its marker above)
-                              r"Summoning checkpoint")),
+                              r"Summoning checkpoint|"
+                              # accelerate's save_state under FSDP ('Saving FSDP model', dev:accelerate-2000);
+                              # safetensors refusing shared tensors ('The weights trying to be saved contained shared
+                              # tensors', dev:phi3-vision-finetune-15); ENOTEMPTY as a checkpoint directory is renamed
+                              # into place or an old one removed while another rank writes (dev:ms-swift-3031,
+                              # dev:mm-eureka-v0-8, dev:trl-2928, dev:speechbrain-2250)
+                              r"Saving FSDP (?:model|optimizer)|weights trying to be saved|"
+                              r"\[Errno 39\] Directory not empty")),
     # (pydantic's "1 validation error for DeepSpeedZeroConfig" is a config check, dev:deepspeed-6525; nccl-tests'
     # echo of its arguments "... iters: 20 validation: 1" a flag, dev:nccl-473)
     # (mmcv's ProgressBar, which its EvalHook's single_gpu_test prints: '[>>>>   ] 6/15, 0.6 task/s, elapsed: 10s,

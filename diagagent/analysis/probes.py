@@ -97,6 +97,9 @@ def _sig(reading: Reading, file: str, probe: str, line: int, text: str, kind: st
 
 _SMI_GPU = re.compile(r"^GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 _SMI_KV = re.compile(r"^(\s*)(\S[^:]*?)\s*:\s*(.*?)\s*$")
+# nvidia-smi's notice on a GPU whose driver logged a critical Xid: '(GPU 00000000:3B:00.0: Detected Critical Xid
+# Error).' (dev:fairseq-5059); dmesg holds its number
+_SMI_CRITICAL_XID = re.compile(r"Detected Critical Xid Error")
 _SMI_LOST = re.compile(r"GPU is lost|Unable to determine the device handle|No devices were found|fallen off the bus",
                        re.IGNORECASE)
 _THROTTLE_SECTIONS = ("Clocks Throttle Reasons", "Clocks Event Reasons", "Clocks_event_reasons")
@@ -167,6 +170,11 @@ def parse_nvidia_smi(text: str, file: str, probe: str = "nvidia-smi", correctabl
         if _SMI_LOST.search(line):
             _sig(r, file, probe, n, line, "gpu_lost", "fatal", "nvidia-smi cannot reach a GPU (lost or fallen off the bus)",
                  "Drain the node and reboot it; reseat or replace the GPU if it recurs.", device=gpu, merge_within=50)
+            continue
+        if _SMI_CRITICAL_XID.search(line):
+            _sig(r, file, probe, n, line, "xid", "fatal", "nvidia-smi reports a critical Xid error on a GPU",
+                 "Read the node's dmesg for the Xid's number (48/94/95 ECC, 79 off the bus, 74 NVLink); drain the node "
+                 "until it is known.", device=gpu, merge_within=50)
             continue
         indent = len(line) - len(line.lstrip(" "))
         while stack and stack[-1][0] >= indent:
