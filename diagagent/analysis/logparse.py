@@ -33,7 +33,7 @@ _ISO_TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 # [trainer0|0]: (dev:nccl-1837); Determined's determined.launch.wrap_rank: [rank=0]  (dev:determined-4297); and a
 # paste quoted in Markdown, "> " before every line of it (dev:c-3-framework-58 "> KeyError: 'net'", dev:nanogpt-215),
 # one ">" only: not ">>> " (Megatron's own "> compiling ..." loses nothing by it)
-_LAUNCHER_PREFIX = re.compile(r"\[(?:[a-z]+)?\d+(?:\|\d+)?\]:\s?|\[\d+(?:,\d+)?\]<std(?:out|err)>:\s?|"
+_LAUNCHER_PREFIX = re.compile(r"\[[a-z]*\d+(?:\|\d+)?\]:\s?|\[\d+(?:,\d+)?\]<std(?:out|err)>:\s?|"
                               r"[A-Za-z][\w-]*/\d+ \[\d+\]:\s?|\[rank=\d+\] |>(?=[ \t]|$) ?")
 # Ray's prefix on what a worker, actor or Ray's own process prints, as its log monitor forwards it to the driver:
 # "(pid=4321)", "(TorchTrainer pid=439, ip=10.212.157.221)", "(MegatronPolicyWorker[rank=3] pid=21, ip=10.0.0.2)",
