@@ -180,11 +180,10 @@ _STATUS_CODE = re.compile(r"\b(?:ABORTED|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|FA
                           r"UNIMPLEMENTED|ALREADY_EXISTS): ")
 # so is DeepSpeed's launcher tearing the job down once a rank exited, at INFO: '[INFO] [launch.py:315:sigkill_handler]
 # Killing subprocess 156890' (all a paste may show of the failure, dev:yi-152, dev:baichuan-13b-148)
-_LAUNCHER_KILL = re.compile(r"Killing subprocess \d+")
 # and TensorFlow's Coordinator.request_stop logging, at INFO, the exception that stops the training threads: 'INFO
 # (Thread-4-2183) Error reported to Coordinator: /dbfs/.../checkpoint.tmp...; Input/output error' (training/
 # coordinator.py; dev:tensorflow-20090)
-_COORDINATOR_ERROR = re.compile(r"\bError reported to Coordinator: ")
+_ERROR_AT_INFO = re.compile(r"^Killing subprocess \d+|\bError reported to Coordinator: ")
 _ZERO_COUNTS = re.compile(r"\b(?:errors?|fail(?:ed|ures?)|nan|skipped|timeouts?)[\w ]*[:=]\s*0\b", re.IGNORECASE)
 
 
@@ -410,8 +409,7 @@ def split_header(text: str) -> ParsedLine:
             m = _PROGRAM_LEVEL.match(rest)
             if m:
                 level = _LEVEL_WORDS.get(m.group(1).lower())
-    if level in ("debug", "info", "warning") and (_STATUS_CODE.search(rest) or _LAUNCHER_KILL.match(rest)
-                                                   or _COORDINATOR_ERROR.search(rest)):
+    if level in ("debug", "info", "warning") and (_STATUS_CODE.search(rest) or _ERROR_AT_INFO.search(rest)):
         level = "error"
     return ParsedLine(rest, level, structured or level is not None, indented and not structured)
 

@@ -102,6 +102,7 @@ LOOK_BACK_LINES = 8  # the line a failure followed is looked for this far back (
 # an exception's message printed on the lines after it is cited with it, up to this many lines (a state dict's missing
 # keys can run to thousands: the first are the record an SRE reads)
 MESSAGE_LINES = 8
+MESSAGE_ENDS_PER_FILE = 4096
 FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this many files of a host
 WARNING = 2
 # a line's rank from its launcher's prefix (logparse._LAUNCHER_PREFIX, _RAY_PREFIX): torchrun's [rank3]: (global) and
@@ -1042,7 +1043,7 @@ class _FileReader:
 
     def _message_line(self, lineno: int) -> None:
         """A line of the open exception's message: cited with it, up to MESSAGE_LINES after it."""
-        if lineno - self.exception_at <= MESSAGE_LINES and len(self.summary.message_end) < FRAME_CODE_PER_FILE:
+        if lineno - self.exception_at <= MESSAGE_LINES and len(self.summary.message_end) < MESSAGE_ENDS_PER_FILE:
             self.summary.message_end[self.exception_at] = lineno
 
     def _frame_code(self, lineno: int) -> None:
