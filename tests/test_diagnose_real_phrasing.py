@@ -613,3 +613,14 @@ def test_the_launchers_summary_of_the_failed_rank_is_cited_after_the_exception(t
     causes = _cited(d)
     assert causes[0] == 4 and 5 in causes
 
+
+def test_nccls_error_trail_is_cited_only_when_no_warning_says_more(tmp_path: Path) -> None:
+    info = ["h-03:2331:2666 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/IB/SHARP",
+            "h-03:2331:2666 [3] NCCL INFO Using network IBext", "h-03:2330:2658 [2] NCCL INFO misc/socket.cc:567 -> 2",
+            "h-03:2330:2658 [2] NCCL INFO bootstrap.cc:270 -> 2"]  # dev:nccl-1000: no WARN at all
+    d = _diagnose(tmp_path / "a", {"logs/node-0/stdout.log": "\n".join(info) + "\n"})
+    assert _cited(d)[:1] == [3]
+    warned = info[:2] + [("h-03:2330:2658 [2] init.cc:795 NCCL WARN Duplicate GPU detected : rank 6 and rank 4 both on "
+                         "CUDA device 31000")] + info[2:]  # dev:accelerate-2246: the WARN says what the trail does not
+    d = _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(warned) + "\n"})
+    assert _cited(d)[:1] == [3] and 4 not in _cited(d)

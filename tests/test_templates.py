@@ -279,6 +279,7 @@ def test_an_error_logged_at_info_counts_as_a_warning() -> None:
     assert content_level("---- error analysis -----") is None
     assert content_level("MPI_ABORT was invoked on rank 0 in communicator MPI COMMUNICATOR 4 CREATE FROM 0") == "error"
     assert content_level("[0] process exited without calling finalize") == "error"
+    assert content_level("There are not enough slots available in the system to satisfy the 3") == "error"  # prrte-1152
     # NCCL reports its errors as WARN: its INFO lines stay information whatever their words (dev:gpt-neox-1147)
     p2p = shaper.message_id(b"node1:15874:17284 [4] NCCL INFO Could not enable P2P between dev 4(=61000) and dev 3")
     assert shaper.levels[p2p] == LEVEL_RANK["info"]
@@ -416,6 +417,13 @@ def test_a_keyword_is_never_a_variable_but_a_field_value_is() -> None:
     assert groups[0] != groups[1]  # HTTPS names the protocol; a masked SOCKS5 does not take its place
     assert groups[2] != groups[3]
     assert groups[4] == groups[5]  # OpType=<*>: a keyword after `=` is the field's value
+
+
+def test_an_arrow_is_structure_never_a_word_in_its_place() -> None:
+    # NCCL's error trail is no INFO line that happens to have as many words (dev:nccl-1000)
+    lines = [b"NCCL INFO Using network IBext", b"NCCL INFO bootstrap.cc:270 -> 2", b"NCCL INFO misc/socket.cc:567 -> 2"]
+    groups = TemplateMiner().mine(lines, LineShaper(headers=False))
+    assert groups[0] != groups[1] and groups[1] == groups[2]
 
 
 def test_the_elastic_agents_failure_summary_is_the_cascade() -> None:

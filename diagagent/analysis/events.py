@@ -479,11 +479,12 @@ def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool:
 # messages ('Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages', dev:adeptrl-13);
 # and CPython's sys.unraisablehook on an exception that could not propagate (a finalizer's, a __del__'s): 'Exception
 # ignored in: <finalize object at 0x7f7d7b9bc920; dead>' did not stop the program (dev:open-r1-658)
+_NCCL_TRAIL = re.compile(r"(?:\.(?:cc|cu|cpp|h)|<\*>):(?:\d+|<\*>) ?-> ?(?:\d+\b|<\*>)")
 _ADVICE = re.compile(r"^CUDA kernel errors might be asynchronously reported|^For debugging consider passing "
                      r"CUDA_LAUNCH_BLOCKING|^Compile with .TORCH_USE_CUDA_DSA|^traceback\s*: To enable traceback see|"
                      r"Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run|"
                      r"To avoid data inconsistency, we are taking the entire process down|^\s*Last error:\s*$|"
-                     r"(?:\.(?:cc|cu|cpp|h)|<\*>):(?:\d+|<\*>) ?-> ?(?:\d+\b|<\*>)|"
+                     rf"{_NCCL_TRAIL.pattern}|"
                      r"^This is usually due to either a failure of the TCP network|^connection to the node, or possibly an "
                      r"internal failure of|^the daemon itself\. We cannot recover from this failure|"
                      r"Set MCA parameter .orte_base_help_aggregate. to (?:0|<\*>) to see all help|"
@@ -698,6 +699,8 @@ def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) ->
             c.why.append("much weaker than the main cause")
     if not roots and not any(c.role == "cause" for c in cands):
         _only_the_cascade(cands)
+    if not any(c.role == "cause" for c in cands):
+        _only_the_trail(cands)
     cause_ids = {c.t.id for c in cands if c.role == "cause" and c.t.exception and c.kind == "primary"}
     for c in cands:
         if c.t.details & cause_ids and (not roots or roots & set(c.per_host)):
@@ -725,6 +728,18 @@ def _only_the_cascade(cands: list[_Candidate]) -> None:
         c.role = "cause"
         c.score /= 0.3
         c.why.append("no root error anywhere: the failure as the log shows it")
+
+
+def _only_the_trail(cands: list[_Candidate]) -> None:
+    """No error line but NCCL's error trail: the failure with no WARN to say what it was (a paste of NCCL's INFO lines
+    only: 'NCCL INFO misc/socket.cc:567 -> 2', then 'bootstrap.cc:270 -> 2', dev:nccl-1000). Where it went first is
+    what there is to cite."""
+    trail = [c for c in cands if c.role == "context" and _NCCL_TRAIL.search(c.t.text)]
+    if any(c.t.level >= LEVEL_RANK["warning"] for c in cands if c not in trail):
+        return  # a warning elsewhere says more (NCCL's 'WARN Duplicate GPU detected' before its trail, dev:accelerate-2246)
+    for c in trail[:1]:
+        c.role = "cause"
+        c.why.append("NCCL's error trail, with no WARN to say what the error was")
 
 
 def _first_of_runs(causes: list[_Candidate], roots: set[str]) -> None:

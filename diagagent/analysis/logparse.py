@@ -159,7 +159,10 @@ _ERROR_WORDS = re.compile(
     r"no heartbeats?|lack of heartbeats?|missed (?:too many )?heartbeats?|lame workers found|"
     # MPI's word for the rank that failed: Open MPI's 'MPI_ABORT was invoked on rank 0 in communicator ...'
     # (dev:netket-1494), MS-MPI's '[1] process exited without calling finalize' (dev:cntk-913, dev:cntk-1047)
-    r"MPI_ABORT was invoked|exited without calling finalize)\b",
+    r"MPI_ABORT was invoked|exited without calling finalize|"
+    # and its launcher's refusal to start them: Open MPI's and PRRTE's help text 'There are not enough slots available in
+    # the system to satisfy the 3 slots that were requested by the application' (dev:prrte-1152, dev:dstack-2451)
+    r"not enough slots available)\b",
     re.IGNORECASE)
 # an fp16 overflow is a warning whatever the header says: apex's 'Gradient overflow.  Skipping step' (no header,
 # dev:apex-834), DeepSpeed's '[INFO] ... OVERFLOW! Rank 0 Skipping step' (dev:transformers-14531); so is a stall

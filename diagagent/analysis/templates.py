@@ -244,12 +244,19 @@ class WordGuardDrain(Drain):
     def get_seq_distance(self, seq1: Sequence[str], seq2: Sequence[str], include_params: bool) -> tuple[float, int]:
         for a, b in zip(seq1, seq2):
             if a != b and a != self.param_str and (_WORD.match(a) and (_WORD.match(b) or b == WILDCARD and _is_keyword(a))
-                                                   or _differ_in_keyword(a, b)):
+                                                   or _differ_in_keyword(a, b) or _one_is_an_arrow(a, b)):
                 return -1.0, 0
         return super().get_seq_distance(seq1, seq2, include_params)
 
 
 _KEYWORD = re.compile(r"[A-Z][A-Z_]*[A-Z]")
+_ARROW = re.compile(r"->|=>|<-")
+
+
+def _one_is_an_arrow(a: str, b: str) -> bool:
+    """An arrow against a word: an arrow is the line's structure, never a variable's value (NCCL's return trace 'NCCL INFO
+    bootstrap.cc:270 -> 2' is no 'NCCL INFO Using network IBext', dev:nccl-1000)."""
+    return bool(_ARROW.fullmatch(a) and _WORD.match(b) or _ARROW.fullmatch(b) and _WORD.match(a))
 
 
 def _is_keyword(token: str) -> bool:
