@@ -381,6 +381,24 @@ def test_a_pasters_marks_where_output_was_cut_are_never_the_jobs_last_words(tmp_
     with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(lines)}, hung)) as b:
         d = diagnose(b, Settings(state_dir=tmp_path / "state"))
     assert [e.line for e in d.evidence if "last thing the job did" in e.why] == [3]
+    # nor is the rule Lightning draws under its banner (dev:pytorch-lightning-9641, hung after it)
+    banner = ["-" * 100, "distributed_backend=nccl", "All DDP processes registered. Starting ddp with 2 processes",
+              "-" * 100, ""]
+    with Bundle.open(fx.write(tmp_path / "c", {"logs/node-0/stdout.log": "\n".join(banner)}, hung)) as b:
+        d = diagnose(b, Settings(state_dir=tmp_path / "state2"))
+    assert [e.line for e in d.evidence if "last thing the job did" in e.why] == [3]
+
+
+def test_c10ds_wait_for_missing_ranks_at_init_is_what_a_start_up_hang_shows(tmp_path: Path) -> None:
+    # logged at INFO every 10 s while ranks are missing (dev:rvt-18): a warning, and the cascade's only line
+    wait = ("[2023-07-14 18:2{}:31,182][torch.distributed.distributed_c10d][INFO] - Waiting in store based barrier to "
+            "initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, "
+            "timeout=0:30:00)")
+    lines = ["[2023-07-14 18:21:20,001][__main__][INFO] - building the model"] + [wait.format(i) for i in range(1, 5)]
+    hung = JOB.replace("status: failed", "status: hung")
+    with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(lines) + "\n"}, hung)) as b:
+        d = diagnose(b, Settings(state_dir=tmp_path / "state"))
+    assert _cited(d)[:1] == [2]
 
 
 def test_a_fault_decided_by_where_the_ranks_wait_cites_that_frame_in_a_dump(tmp_path: Path) -> None:

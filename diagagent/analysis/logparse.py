@@ -187,6 +187,10 @@ _STATUS_CODE = re.compile(r"\b(?:ABORTED|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|FA
 # (Thread-4-2183) Error reported to Coordinator: /dbfs/.../checkpoint.tmp...; Input/output error' (training/
 # coordinator.py; dev:tensorflow-20090)
 _ERROR_AT_INFO = re.compile(r"^Killing subprocess \d+|\bError reported to Coordinator: ")
+# c10d's barrier at init logs at INFO, every 10 s while ranks are missing, 'Waiting in store based barrier to initialize
+# process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)'
+# (distributed_c10d._store_based_barrier; dev:rvt-18, dev:nemo-5819): a rank waits on peers that never came, a warning
+_WARNING_AT_INFO = re.compile(r"\bWaiting in store based barrier to initialize process group\b")
 _ZERO_COUNTS = re.compile(r"\b(?:errors?|fail(?:ed|ures?)|nan|skipped|timeouts?)[\w ]*[:=]\s*0\b", re.IGNORECASE)
 
 
@@ -414,6 +418,8 @@ def split_header(text: str) -> ParsedLine:
                 level = _LEVEL_WORDS.get(m.group(1).lower())
     if level in ("debug", "info", "warning") and (_STATUS_CODE.search(rest) or _ERROR_AT_INFO.search(rest)):
         level = "error"
+    elif level in ("debug", "info") and _WARNING_AT_INFO.search(rest):
+        level = "warning"
     return ParsedLine(rest, level, structured or level is not None, indented and not structured)
 
 

@@ -119,6 +119,9 @@ AGGREGATE_SNIFF_BYTES = 1 << 16  # a host folder's file whose first this many by
 # (dev:levanter-584), "[NO FURTHER OUTPUT]" and "[... 8 similar sleep messages ...]" (dev:ms-swift-6962), "<snip>"
 _PASTE_MARK = re.compile(rb"^\s*(?:(?:\.{3,}|\xe2\x80\xa6)\s*|[\[(<](?:\.\.\.|\xe2\x80\xa6|snip|no further output|truncated|"
                          rb"omitted)[^\])>]*[\])>])\s*$", re.IGNORECASE)
+# nor is a rule drawn under a banner: Lightning's '----...' under 'All DDP processes registered. Starting ddp with 2
+# processes' (dev:pytorch-lightning-9641, a hang whose last words are the banner's)
+_RULE = re.compile(rb"^\s*(?:-{3,}|={3,}|\*{3,}|_{3,}|#{3,}|~{3,})\s*$")
 Stage = str  # init | training | checkpoint | eval | shutdown
 
 
@@ -1090,7 +1093,7 @@ class _FileReader:
         rank's last line among the block's last TAIL_LINES, where a prefix names ranks."""
         summary, tail = self.summary, lines[-TAIL_LINES:]
         for back in range(len(tail) - 1, -1, -1):
-            if not tail[back].strip() or _PASTE_MARK.match(tail[back]):
+            if not tail[back].strip() or _PASTE_MARK.match(tail[back]) or _RULE.match(tail[back]):
                 continue
             at = lineno - (len(tail) - 1 - back)
             if summary.last_line < at:
