@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from diagagent.config import Settings
 from diagagent.diagnosis import Analyses, diagnose
 from diagagent.diagnosis.fuse import _findings
@@ -621,12 +623,16 @@ def test_a_torchrun_prefix_with_a_role_name_is_peeled_like_the_default_one() -> 
     assert split_header("[trainer3]:Last error:").message == "Last error:"
 
 
-def test_the_launchers_summary_of_the_failed_rank_is_cited_after_the_exception(tmp_path: Path) -> None:
-    # what the corpus marks as a cause beside the exception (evals/real/README.md; dev:fambench-103, dev:x-r1-45)
+@pytest.mark.parametrize("summary", [  # each launcher's own words (the dev case that prints it)
+    ("E0220 16:55:02.714000 51312 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed "
+     "(exitcode: 1) local_rank: 0 (pid: 51400) of binary: /usr/bin/python3"),  # torchrun, dev:x-r1-45
+    "srun: error: nid006549: task 0: Segmentation fault (core dumped)",  # dev:cscs-docs-openmpi
+    "ERROR:composer.cli.launcher:Rank 0 crashed with exit code 1.",  # dev:streaming-310
+])
+def test_the_launchers_summary_of_the_failed_rank_is_cited_after_the_exception(tmp_path: Path, summary: str) -> None:
+    # what the corpus marks as a cause beside the exception (evals/real/README.md)
     lines = ["Traceback (most recent call last):", '  File "/work/train.py", line 12, in <module>', "    main(cfg)",
-             "ValueError: lr must be positive",
-             ("E0220 16:55:02.714000 51312 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed "
-             "(exitcode: 1) local_rank: 0 (pid: 51400) of binary: /usr/bin/python3")]
+             "ValueError: lr must be positive", summary]
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
     causes = _cited(d)
     assert causes[0] == 4 and 5 in causes

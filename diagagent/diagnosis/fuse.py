@@ -102,12 +102,21 @@ def _other_parts_show_it(a: Analyses) -> bool:
 
 # The launchers' one-line summary of a failed rank, as they print it: torchrun's elastic agent ("failed (exitcode: 1)
 # local_rank: 0 (pid: 51588) of binary", dev:fambench-103), DeepSpeed's launcher ("exits with return code = -9") and
-# srun ("srun: error: node-3: task 12: Exited with exit code 1"), OpenMPI's mpirun ("mpirun noticed that process rank 3
-# with PID 4242 on node gpu-7 exited on signal 9 (Killed).") and Ray's ("Worker exit type: SYSTEM_ERROR").
+# srun ("srun: error: node-3: task 12: Exited with exit code 1", and a task's signal: "srun: error: nid006549: task 0:
+# Segmentation fault (core dumped)", dev:cscs-docs-openmpi, "task 0: Aborted", dev:olcf-user-docs-frontier-user-guide),
+# OpenMPI's mpirun ("mpirun noticed that process rank 3 with PID 4242 on node gpu-7 exited on signal 9 (Killed).") and
+# Ray's ("Worker exit type: SYSTEM_ERROR"); Composer's launcher ("Rank 0 crashed with exit code 1.", dev:streaming-310),
+# torch.multiprocessing.spawn ("-- Process 1 terminated with the following error:", dev:zipvoice-17), Horovod's
+# ("Horovod detected that one or more processes exited with non-zero status", dev:determined-3275), PaddlePaddle's
+# ("ABORT!!! Out of all 4 trainers, the trainer process with rank=[0, 1, 2, 3] was aborted", dev:paddleocr-3493)
 _LAUNCHER_SUMMARY = re.compile(r"failed \(exitcode: -?\d+\) local_rank: \d+|exits with return code = -?\d+|"
-                               r"srun: error: \S+: tasks? [\d,-]+: (?:Exited with exit code|Killed|Terminated)|"
+                               r"srun: error: \S+: tasks? [\d,-]+: (?:Exited with exit code|Killed|Terminated|"
+                               r"Segmentation fault|Aborted|Bus error)|"
                                r"mpirun noticed that process rank \d+ with PID \d+ on node \S+ exited on signal|"
-                               r"Worker exit type: \w+")
+                               r"Worker exit type: \w+|\bRank \d+ crashed with exit code -?\d+|"
+                               r"-- Process \d+ terminated with the following error:|"
+                               r"one or more processes exited with non-zero status|"
+                               r"the trainer process with rank=\[[\d, ]+\] was aborted")
 
 
 def _cite_log(a: Analyses, loc: LogLocation, role: EvidenceRole, why: str, score: float = 0.0) -> Evidence:
