@@ -629,13 +629,13 @@ def test_a_torchrun_prefix_with_a_role_name_is_peeled_like_the_default_one() -> 
     "srun: error: nid006549: task 0: Segmentation fault (core dumped)",  # dev:cscs-docs-openmpi
     "ERROR:composer.cli.launcher:Rank 0 crashed with exit code 1.",  # dev:streaming-310
 ])
-def test_the_launchers_summary_of_the_failed_rank_is_cited_after_the_exception(tmp_path: Path, summary: str) -> None:
-    # what the corpus marks as a cause beside the exception (evals/real/README.md)
+def test_the_launchers_summary_of_the_failed_rank_is_shown_beside_the_exception(tmp_path: Path, summary: str) -> None:
+    # which rank failed, and how: context beside the cause (cited as a cause it cost the simulated suite's precision
+    # .82 -> .73, the corpus marking it while the simulator's truth does not)
     lines = ["Traceback (most recent call last):", '  File "/work/train.py", line 12, in <module>', "    main(cfg)",
              "ValueError: lr must be positive", summary]
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
-    causes = _cited(d)
-    assert causes[0] == 4 and 5 in causes
+    assert _cited(d)[:1] == [4] and 5 in _cited(d, "context") and 5 not in _cited(d)
 
 
 def test_nccls_error_trail_is_cited_only_when_no_warning_says_more(tmp_path: Path) -> None:

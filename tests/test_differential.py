@@ -72,21 +72,6 @@ def test_a_kill_with_its_cause_in_the_evidence_is_that_cause() -> None:
     assert alone.fault == "process_killed_unknown"
 
 
-
-def test_a_checkpoint_whose_vocabulary_has_other_rows_is_the_vocabularys_mismatch() -> None:
-    """A size mismatch loading a checkpoint is a checkpoint that does not load; on an embedding whose rows alone differ
-    it is the vocabulary's (dev:pai-megatron-patch-338, dev:deepspeed-5570)."""
-    size = ("size mismatch for {}: copying a param with shape torch.Size([{}, 2048]) from checkpoint, the shape in "
-            "current model is torch.Size([{}, 2048]).")
-    vocab = decide(BOOK, match_lines(BOOK, [_line(size.format("embedding.word_embeddings.weight", 102400, 102416))]),
-                   CATEGORIES, None, CHECKS)
-    assert vocab.fault == "tokenizer_vocab_mismatch"
-    hidden = [_line(size.format("lm_head.weight", 151936, 151936).replace(", 2048])", ", 1024])", 1))]
-    assert decide(BOOK, match_lines(BOOK, hidden), CATEGORIES, None, CHECKS).fault == "checkpoint_load_failure"
-    same_rows = [_line(size.format("embedding.word_embeddings.weight", 102400, 102400))]  # nothing to tell: not vocab
-    assert "tokenizer_vocab_mismatch" not in {h.fault for h in match_lines(BOOK, same_rows)}
-
-
 def _line(text: str, role: str = "cause", where: str = "logs") -> Line:
     return Line(file="logs/n1/rank-0.log", line=1, host="n1", text=text, role=role, where=where)
 

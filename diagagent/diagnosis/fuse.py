@@ -82,7 +82,6 @@ class _Gathered:
     other_causes: list[Evidence] = field(default_factory=list)  # stacks, flows: a file at most, or a dump's frame
     symptoms: list[Evidence] = field(default_factory=list)
     frames: dict[str, list[Evidence]] = field(default_factory=dict)  # a cited exception's id: the frames that raised it
-    summary: list[Evidence] = field(default_factory=list)  # the launcher's summary of the failed rank
     context: list[Evidence] = field(default_factory=list)
     query: list[str] = field(default_factory=list)  # what the schema cache is searched with
     alone: set[str] = field(default_factory=set)  # nodes whose logs show a cause line no other node's do
@@ -151,9 +150,8 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
         for other in event.also[:MAX_SAME_ERROR]:  # the same error on a few other ranks of the root node(s)
             g.log_causes.append(_cite_log(a, other, "cause", f"{event.why}; also here", event.score * 0.9))
     summary = next((e for e in logs.events if e.role != "cause" and _LAUNCHER_SUMMARY.search(e.first.text)), None)
-    if summary is not None:  # which rank failed, with what exit code or signal: cited after the causes, as the corpus
-        # marks it (evals/real/README.md; dev:fambench-103, dev:x-r1-45)
-        g.summary.append(_cite_log(a, summary.first, "cause", "the launcher's summary of the failed rank"))
+    if summary is not None:  # which rank failed, with what exit code or signal: shown beside the causes
+        g.context.append(_cite_log(a, summary.first, "context", "the launcher's summary of the failed rank"))
     for event in [e for e in logs.events if e.role == "symptom"][:2]:
         loc = event.first
         ev = _cite_log(a, loc, "symptom", f"{event.why} ({event.count} lines on {event.host_count} nodes)",
@@ -805,7 +803,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         iteration = _first_overflow(logs, decision.hits) or iteration
     confidence = decision.confidence if causes or decision.fault else min(decision.confidence, 0.1)
     confidence = round(confidence * INCOMPLETE_CONFIDENCE ** len(set(a.incomplete)), 4)  # what was not read
-    evidence, named = _each_record_once(with_frames + g.summary + g.symptoms + g.context, named)
+    evidence, named = _each_record_once(with_frames + g.symptoms + g.context, named)
     diagnosis = Diagnosis(
         job_id=bundle.job.job_id, status=bundle.job.status,
         category=decision.category, fault=decision.fault,
