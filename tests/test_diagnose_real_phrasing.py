@@ -17,8 +17,11 @@ from tests import test_logs_fixtures as fx
 JOB = 'job_id: "9"\nframework: other\nstatus: failed\nnodes:\n  - {host: node-0}\n'
 
 
-def _diagnose(tmp_path: Path, files: dict[str, str]):
-    with Bundle.open(fx.write(tmp_path / "b", files, JOB)) as bundle:
+HUNG = JOB.replace("status: failed", "status: hung")
+
+
+def _diagnose(tmp_path: Path, files: dict[str, str], job: str = JOB):
+    with Bundle.open(fx.write(tmp_path / "b", files, job)) as bundle:
         return diagnose(bundle, Settings(state_dir=tmp_path / "state"))
 
 
@@ -182,9 +185,7 @@ def test_in_a_hang_the_rank_that_fell_silent_first_is_cited_by_its_last_line(tmp
              for b in range(1, 4) for r in (0, 1) for what in ("start", "done") if not (r == 1 and b == 3
                                                                                         and what == "done")]
     lines += [f"[rank0]:[titan] 2025-08-21 11:19:53,00{b} - root - INFO - Rank 0 batch {b} done" for b in (4, 5)]
-    hung = JOB.replace("status: failed", "status: hung")
-    with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(lines) + "\n"}, hung)) as b:
-        d = diagnose(b, Settings(state_dir=tmp_path / "state"))
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"}, HUNG)
     silent = [e for e in d.evidence if "fell silent first" in e.why]
     assert [(e.line, e.rank) for e in silent] == [(lines.index(next(x for x in lines if "Rank 1 batch 3 start" in x))
                                                    + 1, 1)]
@@ -379,15 +380,12 @@ def test_a_pasters_marks_where_output_was_cut_are_never_the_jobs_last_words(tmp_
              "[... 8 similar sleep messages ...]",
              "[INFO:swift] Memory cleanup attempt 1: Freed 0.00 GB reserved, 0.00 GB allocated", "...",
              "[NO FURTHER OUTPUT]", ""]
-    hung = JOB.replace("status: failed", "status: hung")
-    with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(lines)}, hung)) as b:
-        d = diagnose(b, Settings(state_dir=tmp_path / "state"))
+    d = _diagnose(tmp_path / "a", {"logs/node-0/stdout.log": "\n".join(lines)}, HUNG)
     assert [e.line for e in d.evidence if "last thing the job did" in e.why] == [3]
     # nor is the rule Lightning draws under its banner (dev:pytorch-lightning-9641, hung after it)
     banner = ["-" * 100, "distributed_backend=nccl", "All DDP processes registered. Starting ddp with 2 processes",
               "-" * 100, ""]
-    with Bundle.open(fx.write(tmp_path / "c", {"logs/node-0/stdout.log": "\n".join(banner)}, hung)) as b:
-        d = diagnose(b, Settings(state_dir=tmp_path / "state2"))
+    d = _diagnose(tmp_path / "c", {"logs/node-0/stdout.log": "\n".join(banner)}, HUNG)
     assert [e.line for e in d.evidence if "last thing the job did" in e.why] == [3]
 
 
@@ -397,9 +395,7 @@ def test_c10ds_wait_for_missing_ranks_at_init_is_what_a_start_up_hang_shows(tmp_
             "initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, "
             "timeout=0:30:00)")
     lines = ["[2023-07-14 18:21:20,001][__main__][INFO] - building the model"] + [wait.format(i) for i in range(1, 5)]
-    hung = JOB.replace("status: failed", "status: hung")
-    with Bundle.open(fx.write(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(lines) + "\n"}, hung)) as b:
-        d = diagnose(b, Settings(state_dir=tmp_path / "state"))
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"}, HUNG)
     assert _cited(d)[:1] == [2]
 
 
