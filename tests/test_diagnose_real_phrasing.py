@@ -307,6 +307,21 @@ def test_a_pasted_dump_without_its_process_header_is_read_and_its_frames_give_th
     assert [(e.file, e.line) for e in stuck] == [("stacks/node-0/rank-0.txt", 2)]
 
 
+def test_a_lone_dump_with_no_logs_is_cited_as_its_main_threads_whole_stack(tmp_path: Path) -> None:
+    # one py-spy dump of a hung DeepSpeed job and nothing else (dev:deepspeed-3032): no rank in it, no healthy majority
+    # to compare with; its main thread's stack is the evidence there is, cited from its innermost frame to its last
+    dump = ('Thread 4939 (idle): "MainThread"\n'
+            "    backward (torch/autograd/__init__.py:199)\n"
+            "    backward (deepspeed/runtime/zero/stage_1_and_2.py:2013)\n"
+            "    main (train.py:88)\n"
+            'Thread 5031 (idle): "Thread-1"\n'
+            "    wait (threading.py:316)\n")
+    d = _diagnose(tmp_path, {"stacks/node-0/py-spy-dump.txt": dump}, HUNG)
+    stack = [e for e in d.evidence if e.kind == "stack" and e.role == "cause"]
+    assert [(e.file, e.line, e.end_line) for e in stack] == [("stacks/node-0/py-spy-dump.txt", 2, 4)]
+    assert stack[0].text.startswith("the dumped processes on node-0 are in backward")
+
+
 def test_sruns_kills_after_a_task_failed_are_its_teardown_not_a_kill_of_unknown_cause(tmp_path: Path) -> None:
     # Slurm's srun: one task exits non-zero, srun terminates the step and reports the others Killed (dev:deit-102)
     lines = ["srun: error: node-0: task 5: Exited with exit code 1",

@@ -64,6 +64,8 @@ class StackCluster(BaseModel):
     top: str = Field(description="Innermost Python frame, where these ranks are.")
     top_at: tuple[str, int] | None = Field(None, description="That frame in one of the cluster's stack files: the "
                                                             "file and its line.")
+    top_end: int | None = Field(None, description="The last line of that thread's frames in the same file, when "
+                                                  "after top_at's: the stack cited as one record.")
     collective: str | None = Field(None, description="Flight Recorder profiling name, e.g. nccl:all_reduce.")
     call_site: str | None = None
     fr_state: FrState = "matched"
@@ -219,6 +221,7 @@ class _Sample:
     round: int
     sig: int  # index into the exact signatures
     line: int = 0  # the line of its innermost Python frame in the file (0: not known, as in py-spy's JSON)
+    end_line: int = 0  # the last line of its frames in the file: the thread's stack as one record
 
 
 @dataclass(slots=True)
@@ -395,7 +398,7 @@ def _collect_file(bundle: Bundle, part: PartFile, text: str, col: _Collected,
         key = rank if rank is not None else dump.pid
         top = next((i for i, f in enumerate(thread.frames) if not f.native), 0)
         line = thread.frame_lines[top] if top < len(thread.frame_lines) else 0
-        samples.append(_Sample(rank, host, part.file, rounds_of[key], idx, line))
+        samples.append(_Sample(rank, host, part.file, rounds_of[key], idx, line, max(thread.frame_lines, default=0)))
         rounds_of[key] += 1
     if parsed.skipped and samples:
         bundle.issues.append(ReadIssue(file=part.file, line=parsed.first_line, count=parsed.skipped,
@@ -665,12 +668,14 @@ def _clusters_out(col: _Collected, cluster_of: list[int], healthy: set[int]) -> 
             state = "not_joined"
         ranks = sorted({s.rank for s in ss if s.rank is not None})
         frames = col.frames[rep]
-        at = next(((s.file, s.line) for s in ss if s.sig == rep and s.line), None)
+        sample = next((s for s in ss if s.sig == rep and s.line), None)
+        at = (sample.file, sample.line) if sample else None
+        end = sample.end_line if sample and sample.end_line > sample.line else None
         out.append(StackCluster(
             id=f"c{n}", signature=hashlib.sha1("\n".join(col.signatures[rep]).encode()).hexdigest()[:10],
             role="healthy" if c in healthy else "outlier", ranks=ranks, ranks_text=rank_ranges(ranks),
             hosts=sorted({s.host for s in ss if s.host}), samples=len(ss), exact_signatures=len(exact),
-            top=py[0] if py else (col.signatures[rep][0] if col.signatures[rep] else "?"), top_at=at,
+            top=py[0] if py else (col.signatures[rep][0] if col.signatures[rep] else "?"), top_at=at, top_end=end,
             collective=collective, call_site=call_site, fr_state=state,
             stack=[StackFrameOut(function=f.function, file=shorten_path(f.file, f.native), line=f.line or None,
                                  native=f.native) for f in frames[:60]],

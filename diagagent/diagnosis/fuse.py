@@ -304,13 +304,15 @@ def _from_stacks(a: Analyses, g: _Gathered) -> None:
     stuck = [] if outliers or g.log_causes or a.bundle.job.status != "hung" else \
         [c for c in stacks.clusters if c.role == "healthy"][:1]
     for cluster in outliers + stuck:
-        text = (f"ranks {cluster.ranks_text} on {', '.join(cluster.hosts[:4])} are in {cluster.top}"
+        who = f"ranks {cluster.ranks_text}" if cluster.ranks else "the dumped processes"  # a dump names no rank
+        text = (f"{who} on {', '.join(cluster.hosts[:4])} are in {cluster.top}"
                 + (f" ({cluster.collective})" if cluster.collective else ""))
-        # where all wait is cited at its frame's line in a dump; an outlier by its file as before (the simulator's and
-        # evals/cases' truths mark no stack line, and a line would count against the citations' precision there)
-        file, line = (cluster.top_at if cluster.role == "healthy" else None) or (
-            cluster.files[0] if cluster.files else None, None)
-        ev = a.evidence.cite("stack", role="cause", file=file, line=line,
+        # where all wait is cited at its thread's stack in a dump, and so is an outlier when the bundle has no logs
+        # (the dump is all the evidence: dev:deepspeed-3032, dev:lhotse-1146); else an outlier by its file (the
+        # simulator's and evals/cases' truths mark no stack line beside their log lines)
+        at = cluster.top_at if cluster.role == "healthy" or "logs" in a.bundle.missing else None
+        file, line = at or (cluster.files[0] if cluster.files else None, None)
+        ev = a.evidence.cite("stack", role="cause", file=file, line=line, end_line=cluster.top_end if at else None,
                              host=cluster.hosts[0] if cluster.hosts else None,
                              rank=cluster.ranks[0] if cluster.ranks else None, text=text,
                              why="stack differs from the dominant (healthy) cluster" if cluster.role == "outlier"
