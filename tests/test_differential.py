@@ -228,7 +228,19 @@ def test_equal_signs_keep_the_analyzers_order_across_files_and_the_line_order_wi
      "nan_loss_divergence"),
     ("[ 50.0] amdgpu 0000:05:00.0: amdgpu: 2 new uncorrectable hardware errors detected in UMC block",
      "gpu_ecc_uncorrectable"),
+    ("E tensorflow/core/platform/default/posix_file_system.cc:56] close() failed: Transport endpoint is not connected",
+     "filesystem_mount_failure"),
+    ("E tensorflow/core/platform/s3/aws_logging.cc:60] Curl returned error code 28", "object_storage_error"),
 ])
 def test_documented_error_lines_name_their_fault(text: str, fault: str) -> None:
     hits = match_lines(BOOK, [_line(text)])
     assert hits and hits[0].fault == fault
+
+
+def test_a_sockets_enotconn_is_not_a_file_systems_and_an_eio_while_training_is_the_file_systems() -> None:
+    # gloo's 'what():  Transport endpoint is not connected' names no file (dev:pytorch-58155, an NVLink fault)
+    assert not [h for h in match_lines(BOOK, [_line("  what():  Transport endpoint is not connected")])
+                if h.fault == "filesystem_mount_failure"]
+    eio = [_line("OSError: [Errno 5] Input/output error: '/media/data/case_0001.npy'")]
+    assert match_lines(BOOK, eio)[0].fault == "storage_checkpoint_write_failure"
+    assert match_lines(BOOK, eio, stage="training")[0].fault == "filesystem_mount_failure"  # a data read
