@@ -162,6 +162,7 @@ def test_a_slow_jobs_longest_step_is_kept_alike_by_both_paths_and_read_for_its_d
     _same_scan(root)
     scan, _ = _scan(root, True)
     assert scan.files[0].slowest_step[:2] == (12.9244, 151) and scan.files[0].slow_from is None
+    assert scan.files[0].first_slow_step[2] == 151  # (the first step well past the fastest before it, alike)
     with Bundle.open(root) as bundle:
         d = diagnose(bundle, Settings.load())
     assert d.fault == "input_pipeline_bound" and 151 in [e.line for e in d.evidence if e.role == "cause"]

@@ -199,6 +199,16 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     imagenet = read_progress("Epoch: [1][  100/5005]\tTime  8.719 ( 0.361)\tData  8.597 ( 0.230)\tLoss 1.2987e+00")
     assert (imagenet.iteration, imagenet.step_time_s, imagenet.loss) == (100, 8.719, 1.2987)
     assert read_progress("the Time 3 (of 4) said").step_time_s is None  # (a word, not the meter)
+    # a trainer's own rate: TensorFlow's CIFAR-10 tutorial's seconds a batch before its examples a second
+    # (dev:tensorflow-2987), Hand4Whole's seconds an itr beside its parts, MXNet's Speedometer in samples a second (the
+    # inverse of a step, dev:mxnet-4804)
+    tf = read_progress("2016-07-23 15:17:56.483761: step 3300, loss = 2.17 (25.3 examples/sec; 10.102 sec/batch)")
+    assert (tf.iteration, tf.step_time_s) == (3300, 10.102)
+    hand = read_progress("09-24 22:55:11 Epoch 0/7 itr 104/3489: lr: 0.0001 speed: 2.94(0.63s r2.27)s/itr 2.84h/epoch")
+    assert (hand.iteration, hand.step_time_s) == (104, 2.94)
+    mxnet = read_progress("2017-01-26 20:58:24,362 Epoch[0] Batch [6250]   Speed: 75.35 samples/sec")
+    assert mxnet.iteration == 6250 and mxnet.step_time_s == pytest.approx(1 / 75.35)
+    assert read_progress("Speed: 75.35 samples/sec").step_time_s is None  # (no step on the line: no step time)
     # a bar behind a launcher's prefix or a timestamp, and a bar redrawn with \r: the last segment is the step
     ray = b"(RayTrainWorker pid=2211, ip=10.0.0.10)  23%|##        | 452/2000 [31:32<1:47:10,  4.15s/it]"
     assert read_progress(ray.decode()).iteration == 452
@@ -230,7 +240,8 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     ("step:100 - actor/pg_loss:0.123 - timing_s/step:12.345", 100, None, 12.345),  # verl's console logger
     ("[batch=100/1000]: Train loss/train/total: 2.3456", 100, 2.3456, None),  # Composer
     ("1|100|Loss: 2.345600128364563:  10%|█         | 100/1000 [01:00<09:00,  1.67it/s]", 100, 2.3456001, 1 / 1.67),
-    ("Epoch[0] Batch [100]\tSpeed: 1000.12 samples/sec\taccuracy=0.5", 100, None, None),  # MXNet's Speedometer
+    # MXNet's Speedometer: its samples a second, the inverse of a step (dev:mxnet-4804)
+    ("Epoch[0] Batch [100]\tSpeed: 1000.12 samples/sec\taccuracy=0.5", 100, None, 1 / 1000.12),
     ("Epoch [1/10] Step [100/1000] loss: 2.3456", 100, 2.3456, None),
     # tqdm's bar with a description that names training (dev:levanter-584; Lightning's "Epoch 0:"), its rate the step
     # time (seconds a step, or the inverse of steps a second)

@@ -829,9 +829,12 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     has_errors = any(c.role == "cause" and c.t.level >= LEVEL_RANK["error"] for c in cands)
     # a lasting slowdown is evidence in a slow job, or where no error is (as it is an iteration: _iterations)
     slow_counts = status == "slow" or not has_errors
+    onset = _first_slow_steps(scan.files) if status == "slow" and tl.slow_from is None else []
+    if onset and onset[0].iteration is not None:
+        tl.slow_from, tl.slow_ratio = onset[0].iteration, _slowed(onset[0])
     anomalies = sorted([*(_anomaly(m) for f in scan.files for m in f.metrics
                           if m.kind != "step_time_slowdown" or slow_counts),
-                        *(_data_bound(scan.files) if status == "slow" else [])], key=_decisive_first)
+                        *(_data_bound(scan.files) if status == "slow" else []), *onset], key=_decisive_first)
     events = _ranked_events(cands, roots, anomalies, scan)
     top_cause = next((c for c in sorted(cands, key=lambda c: -c.score) if c.role == "cause"), None)
     cited = _cited_on(top_cause, roots) if top_cause else None
@@ -1008,6 +1011,20 @@ def _data_bound(files: list[FileSummary]) -> list[MetricAnomaly]:
                                                                                 rank=f.rank, text=text)))
                 break
     return out[:2]
+
+
+def _first_slow_steps(files: list[FileSummary]) -> list[MetricAnomaly]:
+    """A slow job whose pasted steps are too few for the windowed check (logscan._slowdown): each file's first step
+    well past the fastest before it, the most slowed first (MXNet's Speedometer at 429.55 then 75.35 samples/sec,
+    dev:mxnet-4804; TensorFlow's 71.1 then 25.3 examples/sec a step after, dev:tensorflow-2987)."""
+    out = [MetricAnomaly(kind="step_time_slowdown", iteration=it, value=step, previous=fastest,
+                         location=LogLocation(file=f.file, line=line, host=f.host, rank=f.rank, text=text))
+           for f in files if f.first_slow_step is not None for step, fastest, line, text, it in [f.first_slow_step]]
+    return sorted(out, key=_slowed, reverse=True)[:2]
+
+
+def _slowed(a: MetricAnomaly) -> float:
+    return a.value / a.previous if a.value and a.previous else 0.0
 
 
 def _decisive_first(a: MetricAnomaly) -> tuple[int, float]:

@@ -244,7 +244,7 @@ Marker = Literal["iteration", "ckpt_start", "ckpt_end", "eval_start", "eval_end"
 _ITERATION = re.compile(  # fairseq counts optimizer steps as "| num_updates 10198 |" (dev:fairseq-512)
     # (a count: 'time/step=1.016501' is a step's time, dev:nscl-pytorch-release-23; NeMo prints its count as a float,
     # 'global_step=3619.0')
-    r"(?:\b(?:iteration|iter|step|global_step|steps|train_step|num_updates)\b\s*[:=]?\s*\[?(\d+)(?!\.\d*[1-9])(?!\d)"
+    r"(?:\b(?:iteration|iter|itr|step|global_step|steps|train_step|num_updates)\b\s*[:=]?\s*\[?(\d+)(?!\.\d*[1-9])(?!\d)"
     r"(?:\s*/\s*(\d+))?"
     # tqdm's bar, "{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}{postfix}]", with no
     # description (HF Trainer's) or one that names training ("train:   0%|          | 2/100000 [00:46<644:59:38,
@@ -266,8 +266,13 @@ _ITERATION = re.compile(  # fairseq counts optimizer steps as "| num_updates 101
     # Marian NMT's scheduler: "Ep. 1 : Up. 51000 : Sen. 77,303,338 : Cost 1.41794586 : Time 334.55s : ..."
     # (dev:translations-1002)
     r"|\bEp\. \d+ : Up\. (\d+) :)", re.IGNORECASE)
-# a bar's rate, tqdm's "1.78s/it" or "3.45it/s" (and the rich bar's): the step time where no line names one
-_RATE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(s/it|it/s)\b")
+# a bar's rate, tqdm's "1.78s/it" or "3.45it/s" (and the rich bar's): the step time where no line names one; a
+# trainer's own, TensorFlow's CIFAR-10 tutorial's "(71.1 examples/sec; 3.600 sec/batch)" (dev:tensorflow-2987) and
+# Hand4Whole's "speed: 0.72(0.65s r0.07)s/itr" (dev:hand4whole_release-31)
+_RATE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\([^()]{0,40}\))?\s?(s/itr?|it/s|sec/batch)\b")
+# else its samples a second, as the inverse of a step (a batch is a fixed number of samples): MXNet's Speedometer
+# "Epoch[0] Batch [20]	Speed: 95.71 samples/sec" (dev:mxnet-ssd-75, dev:mxnet-4804)
+_SAMPLE_RATE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) (?:samples|examples)/sec\b")
 _PROGRESS_WORDS = re.compile(r"loss|\blr\b|^Training: step|learning[ _]rate|grad[ _]?norm|tflop|tokens?/s|\btps\b|mfu|"
                              r"throughput|elapsed|it/s|s/it|samples/s|SamplesPerSec", re.IGNORECASE)  # DeepSpeed's
 # timer: "epoch=0/micro_step=1200/global_step=1200, RunningAvgSamplesPerSec=41.2, CurrSamplesPerSec=40.9, ..."
@@ -852,7 +857,9 @@ def _field_spans(line: str) -> tuple[dict[str, tuple[int, str, float]], bool]:
         unit = m.group(1) or m.group(2) or m.group(4) or ("ms" if "(ms)" in m.group(0) else "s")
         out["step_time_s"] = (base + m.start(3), m.group(3), 0.001 if unit == "ms" else 1.0)
     elif "iteration" in out and (m := _RATE.search(message)):  # a rate in steps a second: its inverse, factor -1
-        out["step_time_s"] = (base + m.start(1), m.group(1), 1.0 if m.group(2) == "s/it" else -1.0)
+        out["step_time_s"] = (base + m.start(1), m.group(1), -1.0 if m.group(2) == "it/s" else 1.0)
+    elif "iteration" in out and (m := _SAMPLE_RATE.search(message)):
+        out["step_time_s"] = (base + m.start(1), m.group(1), -1.0)
     return out, in_line
 
 

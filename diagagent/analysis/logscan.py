@@ -200,6 +200,9 @@ class FileSummary:
     slow_ratio: float | None = None
     median_step_s: float | None = None
     slowest_step: tuple[float, int, str] | None = None  # the longest step a progress line shows: seconds, line, text
+    # the first step SLOWER_THAN_FASTEST times the fastest before it: seconds, the fastest's, line, text, iteration (a
+    # slow job's onset where too few steps were pasted for the windowed check)
+    first_slow_step: tuple[float, float, int, str, int | None] | None = None
     last_iteration_text: str = ""  # the last progress line: the last activity before a hang or a kill
     last_progress_line: int = 0
     last_line: int = 0  # the file's last line that is not blank, and its text
@@ -275,11 +278,13 @@ class _Progress:
     last_raw: bytes = b""  # the last progress line (its time is read when the file ends)
     nan_seen: int = 0
     all_steps: list[float] = field(default_factory=list)  # a sample of step times, for the file's median
+    fastest: float | None = None  # the fastest step yet
 
 
 _JUMP = 5.0
 _WINDOW = 10
 _CONFIRM = 3
+SLOWER_THAN_FASTEST = 1.5
 
 
 def _jump(history: list[float], value: float) -> float | None:
@@ -353,6 +358,10 @@ def _progress_line(summary: FileSummary, state: _Progress, prog: Progress, raw: 
     state.last_ts, state.last_it = ts, it
     if step is not None and (summary.slowest_step is None or step > summary.slowest_step[0]):
         summary.slowest_step = (step, line, _text(raw))
+    if step is not None and summary.first_slow_step is None:
+        if state.fastest is not None and step >= SLOWER_THAN_FASTEST * state.fastest:
+            summary.first_slow_step = (step, state.fastest, line, _text(raw), it)
+        state.fastest = step if state.fastest is None else min(state.fastest, step)
     if step is not None and it is not None:
         _slowdown(summary, state, it, step, raw, line)
 
@@ -805,6 +814,11 @@ class _FileReader:
         loss, grad = cols["loss"][present["loss"]], cols["grad_norm"][present["grad_norm"]]
         steps = cols["step_time_s"]
         slowing = summary.slow_from is None
+        timed = steps[present["step_time_s"]]
+        if summary.first_slow_step is None and len(timed):  # (a first slow step is found line by line)
+            fastest = min(state.fastest, float(timed.min())) if state.fastest is not None else float(timed.min())
+            if float(timed.max()) >= SLOWER_THAN_FASTEST * fastest * (1 - 1e-6):
+                return False
         if not (no_jump(state.losses, loss, _JUMP) and no_jump(state.grads, grad, _JUMP)) \
                 or (present["nan_iterations"].any() and (cols["nan_iterations"][present["nan_iterations"]]
                                                          .astype(np.int64) > state.nan_seen).any()) \
@@ -818,6 +832,8 @@ class _FileReader:
             state.step_its.extend(cols["iteration"][-_WINDOW:].astype(np.int64).tolist())
             del state.steps[:-_WINDOW], state.step_its[:-_WINDOW]
             state.all_steps.extend(steps[:max(0, 4096 - len(state.all_steps))].tolist())
+        if summary.first_slow_step is None and len(timed):
+            state.fastest = fastest
         j = int(np.argmax(steps))
         if summary.slowest_step is None or float(steps[j]) > summary.slowest_step[0]:
             summary.slowest_step = (float(steps[j]), lineno + int(rows[j]) + 1, _text(line(block, int(rows[j]))))
