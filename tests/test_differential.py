@@ -237,6 +237,18 @@ def test_documented_error_lines_name_their_fault(text: str, fault: str) -> None:
     assert hits and hits[0].fault == fault
 
 
+def test_a_slowness_sign_counts_only_in_a_slow_job() -> None:
+    # NCCL's fallback to sockets slows a job; beside a failed job's error it is none of the failure (dev:aml-kubernetes-58:
+    # an invalid rank failed the init)
+    lines = [_line("worker-1:25:25 [0] NCCL INFO NET/IB : No device found.", role="context"),
+             _line("worker-1:25:25 [0] init.cc:981 NCCL WARN Invalid rank requested : 2/2")]
+    assert {h.fault for h in match_lines(BOOK, lines, status="slow")} == {"nccl_socket_fallback", "user_config_error"}
+    failed = match_lines(BOOK, lines, status="failed")  # (sockets in a failed setup: a hint of its bootstrap)
+    assert {(h.fault, h.signature.strength) for h in failed} == {("user_config_error", "strong"),
+                                                                 ("nccl_bootstrap_failure", "weak")}
+    assert decide(BOOK, failed, CATEGORIES, None, CHECKS).fault == "user_config_error"
+
+
 def test_a_sockets_enotconn_is_not_a_file_systems_and_an_eio_while_training_is_the_file_systems() -> None:
     # gloo's 'what():  Transport endpoint is not connected' names no file (dev:pytorch-58155, an NVLink fault)
     assert not [h for h in match_lines(BOOK, [_line("  what():  Transport endpoint is not connected")])

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from diagagent.analysis.logparse import split_header
 from diagagent.contract import Candidate, Category, Stage
+from diagagent.telemetry.job import JobStatus
 
 Strength = Literal["decisive", "strong", "weak"]
 Tier = Literal["decisive", "strong", "weak", "schema", "unsure", "none"]
@@ -42,6 +43,7 @@ class Signature(BaseModel):
     where: Literal["logs", "probes", "findings", "any"] = "any"
     seen_in: list[str]  # the real text it was written for: "dev:<case id>" or "doc: <the software's output>"
     in_stage: dict[Stage, str] = Field(default_factory=dict)  # another fault when it happens in that stage
+    in_status: list[JobStatus] = Field(default_factory=list)  # the job statuses it is a sign in (none: any)
     device: bool = False  # the line is the device's own state (an nvidia-smi field) wherever it was pasted
     note: str = ""
 
@@ -117,15 +119,18 @@ class Decision(BaseModel):
     check: str | None = None  # what tells the two best candidates apart, when undecided
 
 
-def match_lines(book: SignatureBook, lines: list[Line], stage: Stage | None = None) -> list[Hit]:
-    """Every signature hit, strongest first (then in the order the lines came)."""
+def match_lines(book: SignatureBook, lines: list[Line], stage: Stage | None = None,
+                status: JobStatus | None = None) -> list[Hit]:
+    """Every signature hit, strongest first (then in the order the lines came); a signature that names the job
+    statuses it counts in counts only in those (where the status is known)."""
     def weight(s: Signature, ln: Line) -> float:
         w = book.weights[s.strength] * ROLE_FACTOR[ln.role]
         return min(w * DEVICE_STATE_FACTOR, book.weights["decisive"]) if ln.device_state or s.device else w
 
     hits = [Hit(signature=s, fault=s.in_stage.get(stage, s.fault) if stage else s.fault,
                 line=ln.model_copy(update={"device_state": True}) if s.device else ln, weight=weight(s, ln))
-            for ln in lines for s in book.matches(ln.text, ln.where)]
+            for ln in lines for s in book.matches(ln.text, ln.where)
+            if status is None or not s.in_status or status in s.in_status]
     # equal weights keep the lines' order (the analyzers' ranking) but within one file go by line: where a repeated
     # sign began, before the same sign fused onto a later progress bar (dev:transformers-14531); a Python exception
     # first, the line its traceback ends with, before another line that says as much (NCCL's 'Cuda failure' WARN);

@@ -766,7 +766,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         # rank in Lightning's save_checkpoint, most at its barrier, after the progress line of step 8000)
         healthy = [c for c in a.stacks.clusters if c.role == "healthy"][:1]
         stage = (_stack_stage(healthy[0]) if healthy else None) or stage
-    sig_hits = match_lines(a.signatures, _differential_lines(a), stage) if a.signatures is not None else []
+    sig_hits = match_lines(a.signatures, _differential_lines(a), stage, a.bundle.job.status) if a.signatures is not None else []
     proof = _cite_hits(a, g, [h for h in sig_hits if h.line.role == "cause"])
     query = list(dict.fromkeys(g.query + _symptom_phrases(a, g)))
     hits = a.search_schemata(query, k=5) if (g.query or a.bundle.job.status in ("hung", "slow")) else []
