@@ -135,7 +135,8 @@ def test_structural_findings_alone_decide_through_the_schema_and_nothing_means_n
     # the one fault in the differential (NCCL's 'NET/IB : No device found' at INFO, dev:pytorch-111424)
     faint = decide(BOOK, [], CATEGORIES, ("gpu_hang", BOOK.schema_at_least / 2), CHECKS)
     assert (faint.fault, faint.category, faint.candidates) == (None, None, [])
-    hint = match_lines(BOOK, [_line("node013:37715:38896 [0] NCCL INFO NET/IB : No device found.", role="context")])
+    hint = match_lines(BOOK, [_line("node013:37715:38896 [0] NCCL INFO NET/IB : No device found.", role="context")],
+                       status="slow")
     lone = decide(BOOK, hint, CATEGORIES, ("gpu_straggler", BOOK.schema_at_least / 2), CHECKS)
     assert (lone.fault, lone.tier) == ("nccl_socket_fallback", "weak")
     nothing = decide(BOOK, [], CATEGORIES, None, CHECKS)

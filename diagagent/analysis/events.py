@@ -829,9 +829,8 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     has_errors = any(c.role == "cause" and c.t.level >= LEVEL_RANK["error"] for c in cands)
     # a lasting slowdown is evidence in a slow job, or where no error is (as it is an iteration: _iterations)
     slow_counts = status == "slow" or not has_errors
+    # (cited; where the iterations turned slow stays the windowed check's to say, which needs the slowdown to last)
     onset = _first_slow_steps(scan.files) if status == "slow" and tl.slow_from is None else []
-    if onset and onset[0].iteration is not None:
-        tl.slow_from, tl.slow_ratio = onset[0].iteration, _slowed(onset[0])
     anomalies = sorted([*(_anomaly(m) for f in scan.files for m in f.metrics
                           if m.kind != "step_time_slowdown" or slow_counts),
                         *(_data_bound(scan.files) if status == "slow" else []), *onset], key=_decisive_first)
