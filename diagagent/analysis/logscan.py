@@ -814,9 +814,9 @@ class _FileReader:
         loss, grad = cols["loss"][present["loss"]], cols["grad_norm"][present["grad_norm"]]
         steps = cols["step_time_s"]
         slowing = summary.slow_from is None
-        timed = steps[present["step_time_s"]]
+        timed, fastest = steps[present["step_time_s"]], state.fastest
         if summary.first_slow_step is None and len(timed):  # (a first slow step is found line by line)
-            fastest = min(state.fastest, float(timed.min())) if state.fastest is not None else float(timed.min())
+            fastest = float(timed.min()) if fastest is None else min(fastest, float(timed.min()))
             if float(timed.max()) >= SLOWER_THAN_FASTEST * fastest * (1 - 1e-6):
                 return False
         if not (no_jump(state.losses, loss, _JUMP) and no_jump(state.grads, grad, _JUMP)) \
@@ -832,8 +832,7 @@ class _FileReader:
             state.step_its.extend(cols["iteration"][-_WINDOW:].astype(np.int64).tolist())
             del state.steps[:-_WINDOW], state.step_its[:-_WINDOW]
             state.all_steps.extend(steps[:max(0, 4096 - len(state.all_steps))].tolist())
-        if summary.first_slow_step is None and len(timed):
-            state.fastest = fastest
+        state.fastest = fastest
         j = int(np.argmax(steps))
         if summary.slowest_step is None or float(steps[j]) > summary.slowest_step[0]:
             summary.slowest_step = (float(steps[j]), lineno + int(rows[j]) + 1, _text(line(block, int(rows[j]))))
