@@ -12,9 +12,9 @@ from diagagent.analysis.logparse import (
     content_level,
     data_bound,
     data_wait,
-    error_after_bar,
     finished_bar,
     is_cascade,
+    level_after_bar,
     line_kind,
     marker_of,
     mask,
@@ -545,15 +545,19 @@ def test_a_bar_at_its_total_is_a_finished_loop() -> None:
 
 def test_an_error_printed_onto_a_progress_bar_is_the_error() -> None:
     # MPI's abort landed on tqdm's line before its newline (dev:netket-1494)
-    assert error_after_bar("  0%|          | 0/1000 [00:00<?, ?it/s]r0 | MPI_Allreduce returned error code 15: "
-                           "b'MPI_ERR_TRUNCATE: message truncated' - aborting")
+    assert level_after_bar("  0%|          | 0/1000 [00:00<?, ?it/s]r0 | MPI_Allreduce returned error code 15: "
+                           "b'MPI_ERR_TRUNCATE: message truncated' - aborting") == "error"
+    # at its own header's level: TensorFlow's fatal glog line after the bar (dev:accelerate-471)
+    assert level_after_bar("  1%|#1        | 1/111 [00:06<12:12,  6.66s/it]2022-06-24 18:11:19.419635: F "
+                           "tensorflow/core/tpu/kernels/tpu_program_group.cc:86] Check failed: "
+                           "xla_tpu_programs.size() > 0 (0 vs. 0)") == "fatal"
     # a traceback's header there is explained by the lines after it, as is JAX's note before its filtered traceback
     # (dev:ttt-2, dev:easydel-78); nor is a bar alone, or the next bar on the line, an error
-    assert not error_after_bar("  0%|     | 0/16 [00:37<?, ?it/s]epochs:   0%|     | 0/6 [00:37<?, ?it/s]Traceback "
-                               "(most recent call last):")
-    assert not error_after_bar("  0%|     | 0/12000 [00:00<?, ?it/s]jax.errors.SimplifiedTraceback: For simplicity, "
-                               "JAX has removed its internal frames from the traceback of the following exception.")
-    assert not error_after_bar("Epoch 3:  45%|####5     | 450/1000 [01:00<01:13,  7.50it/s, loss=0.512, v_num=0]")
+    assert level_after_bar("  0%|     | 0/16 [00:37<?, ?it/s]epochs:   0%|     | 0/6 [00:37<?, ?it/s]Traceback "
+                           "(most recent call last):") is None
+    assert level_after_bar("  0%|     | 0/12000 [00:00<?, ?it/s]jax.errors.SimplifiedTraceback: For simplicity, "
+                           "JAX has removed its internal frames from the traceback of the following exception.") is None
+    assert level_after_bar("Epoch 3:  45%|####5     | 450/1000 [01:00<01:13,  7.50it/s, loss=0.512, v_num=0]") is None
 
 
 def test_a_bar_of_anything_but_training_is_no_progress() -> None:

@@ -929,13 +929,20 @@ _BAR_END = re.compile(r"\|\s*\d+/\d+ \[[^\]]*\]")
 _TRACEBACK_WORDS = re.compile(r"Traceback \(most recent call last\):|jax\.errors\.SimplifiedTraceback: .*")
 
 
-def error_after_bar(message: str) -> bool:
-    """An error another print left on a progress bar's line after its last bar, before the bar's newline ('it/s]r0 |
-    MPI_Allreduce returned error code 15: ... - aborting', dev:netket-1494); not a traceback's header fused there,
-    which the lines after it explain (dev:ttt-2, dev:mle-llama-2)."""
+def level_after_bar(message: str) -> Level | None:
+    """The level of what another print left on a progress bar's line after its last bar, before the bar's newline: its
+    own header's when it has one (glog's 'F' in '6.66s/it]2022-06-24 18:11:19.419635: F tensorflow/core/tpu/kernels/
+    tpu_program_group.cc:86] Check failed: ...', dev:accelerate-471), else its words' ('it/s]r0 | MPI_Allreduce
+    returned error code 15: ... - aborting', dev:netket-1494); not a traceback's header fused there, which the lines
+    after it explain (dev:ttt-2, dev:mle-llama-2)."""
     ends = [m.end() for m in _BAR_END.finditer(message)]
-    after = message[ends[-1]:] if ends else ""
-    return content_level(_TRACEBACK_WORDS.sub("", after)) in ("error", "fatal")
+    if not ends:
+        return None
+    after = split_header(_TRACEBACK_WORDS.sub("", message[ends[-1]:]))
+    words = content_level(after.message)
+    if after.level is None or words is None:
+        return after.level or words
+    return max(after.level, words, key=LEVEL_RANK.__getitem__)
 
 
 def finished_bar(message: str) -> bool:

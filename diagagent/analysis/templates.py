@@ -25,7 +25,7 @@ from diagagent.analysis.logparse import (
     LEVEL_RANK,
     WILDCARD,
     content_level,
-    error_after_bar,
+    level_after_bar,
     line_kind,
     marker_of,
     mask,
@@ -142,8 +142,10 @@ class LineShaper:
             self.levels.append(level)
             # a frame naming save_checkpoint is no marker: it is printed after the fact, not when saving began
             marker = marker_of(message) if kind in ("other", "traceback") else None
-            if marker == "iteration" and error_after_bar(message):
-                marker = None  # an error printed onto a progress bar's line is the error, not progress
+            after_bar = level_after_bar(message) if marker == "iteration" else None
+            if after_bar in ("error", "fatal"):  # an error printed onto a progress bar's line is the error, at its own
+                marker, structured = None, True  # level, not progress, and no other line's message going on
+                self.levels[mid] = level = max(level, LEVEL_RANK[after_bar])
             if marker not in (None, "iteration", "straggler_report") and level >= LEVEL_RANK["error"]:
                 # an error that names a stage is the failure, not a stage's mark: Orbax's "E0318 ... sharding.py:426]
                 # The available devices are different from the devices used to save the checkpoint.  Please restore

@@ -134,10 +134,15 @@ def match_lines(book: SignatureBook, lines: list[Line], stage: Stage | None = No
     # equal weights keep the lines' order (the analyzers' ranking) but within one file go by line: where a repeated
     # sign began, before the same sign fused onto a later progress bar (dev:transformers-14531); a Python exception
     # first, the line its traceback ends with, before another line that says as much (NCCL's 'Cuda failure' WARN);
-    # not libstdc++'s 'what():', which repeats the error line logged before it (dev:graphgpt-44)
+    # not libstdc++'s 'what():', which repeats the error line logged before it (dev:graphgpt-44); the statement that
+    # raised it last, code quoted by an interleaved paste (dev:pytorch-116080)
     files = {f: i for i, f in reversed(list(enumerate(h.line.file for h in hits)))}
-    return sorted(hits, key=lambda h: (-h.weight, files[h.line.file], not _PYTHON_EXCEPTION.match(
-        split_header(h.line.text).message), h.line.line or 0))
+
+    def order(h: Hit) -> tuple:
+        message = split_header(h.line.text).message
+        return (-h.weight, files[h.line.file], message.startswith("raise "), not _PYTHON_EXCEPTION.match(message),
+                h.line.line or 0)
+    return sorted(hits, key=order)
 
 
 def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category],
