@@ -939,10 +939,8 @@ def level_after_bar(message: str) -> Level | None:
     if not ends:
         return None
     after = split_header(_TRACEBACK_WORDS.sub("", message[ends[-1]:]))
-    words = content_level(after.message)
-    if after.level is None or words is None:
-        return after.level or words
-    return max(after.level, words, key=LEVEL_RANK.__getitem__)
+    levels = [level for level in (after.level, content_level(after.message)) if level is not None]
+    return max(levels, key=LEVEL_RANK.__getitem__, default=None)
 
 
 def finished_bar(message: str) -> bool:
