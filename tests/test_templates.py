@@ -490,6 +490,7 @@ def test_words_that_name_the_stage() -> None:
     from diagagent.analysis.logparse import marker_of
     assert stage_of_words("2025-12-12 07:53:41.561 INFO: Loading checkpoint: ./checkpoints/MACE_run-1_epoch-7.pt") == "init"
     assert stage_of_words("Building extension module scaled_upper_triang_masked_softmax_cuda...") == "init"
+    assert stage_of_words("Synchronizing parameters for rank 0...") == "init"  # rsl_rl (dev:leggedlab-44)
     # the NVIDIA driver's words that a GPU did not come up: its probe routine's three lines joined, RmInitAdapter;
     # its run-time 'GPU has fallen off the bus' names no stage
     assert stage_of_words("[ 1843.3] NVRM: The NVIDIA GPU 0000:b3:00.0 NVRM: (PCI ID: 10de:26b5) installed in this "

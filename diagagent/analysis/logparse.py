@@ -637,6 +637,10 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
                         # nvidia-container-cli's hook: dev:nvidia-docker-849)
                         r"invalid device ordinal|OCI runtime create failed|nvidia-container-cli|"
                         r"Building (?:the )?(?:train(?:ing)? )?dataset|"
+                        # the model's parameters broadcast from rank 0 before the first update (rsl_rl's multi-GPU
+                        # runner under Isaac Lab: 'Synchronizing parameters for rank 0...', dev:leggedlab-44,
+                        # dev:tienkung-lab-56)
+                        r"Synchroniz(?:e|ing) parameters\b|"
                         # HF datasets preparing the training data (dev:llamafactory-412)
                         r"load_dataset|_prepare_split|datasets/builder\.py|"
                         # the NVIDIA driver's words that a GPU did not come up (open-gpu-kernel-modules): its probe
