@@ -601,17 +601,6 @@ def test_a_traceback_cut_inside_evaluation_under_a_training_bar_is_in_eval(tmp_p
     assert _diagnose(tmp_path / "t", {"logs/node-0/stdout.log": bar + top}).stage == "training"
 
 
-def test_a_traceback_cut_after_the_cause_line_gives_the_stage_when_no_step_was_logged(tmp_path: Path) -> None:
-    """BKCL's warnings, then a traceback cut inside init_parallel_env under a script's p_train (dev:paddle-56800):
-    with no step logged, the failure's own frames say init, not the word 'train' around it."""
-    warn = "[WARN][BKCL][/ws/bkcl/src/init.cpp:714] init_bkcl_context failed\n"
-    frames = ['  File "PaddleClas/tools/train.py", line 46, in p_train', '    engine = Engine(p_config, mode="train")',
-              '  File "/env/site-packages/paddle/distributed/parallel.py", line 356, in init_parallel_env',
-              "    parallel_helper._init_parallel_ctx()"]
-    tb = "Traceback (most recent call last):\n" + "\n".join(frames) + "\n"
-    assert _diagnose(tmp_path / "a", {"logs/node-0/stdout.log": warn + tb}).stage == "init"
-
-
 def test_the_agents_death_signal_is_cited_as_the_jobs_end_even_on_a_progress_bars_line(tmp_path: Path) -> None:
     """torchrun's agent on a SIGHUP (its terminal closed): 'Received ... death signal' is what ended the job, cited
     beside the signal it forwards; printed onto a tqdm bar's line it is the failure, not progress."""

@@ -849,13 +849,6 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
         # deepspeed.initialize, dev:deepspeedexamples-103)
         stage = cut_stage
         notes.append(f"stage from the functions of a traceback cut before its exception: {stage}")
-    if stage is None and cut_stage is not None and cited is not None and tl.last_iteration is None \
-            and cited.file == cut[0].file and cited.line < cut[0].cut_traceback[0]:  # type: ignore[index]
-        # no step logged, and the log ends in a traceback after the cause line: the failure's own stack says where
-        # the job was, where the words around it can only guess (BKCL's 'init_bkcl_context failed', then
-        # init_parallel_env's frames under PaddleClas's p_train, dev:paddle-56800)
-        stage = cut_stage
-        notes.append(f"stage from the functions of a traceback cut before its exception: {stage}")
     if stage is None and (top_cause is not None or cut_stage is None):  # (with no cause but a cut traceback, its
         # frames say where the job was better than its last marker: Trainer's evaluate under a training bar at 85%,
         # dev:mle-llama-2)
