@@ -193,24 +193,6 @@ def test_equal_signs_keep_the_analyzers_order_across_files_and_the_line_order_wi
     assert floor == [("logs/n2/rank-1.log", 9), ("logs/n1/rank-0.log", 1), ("logs/n1/rank-0.log", 2)]
 
 
-@pytest.mark.parametrize(("finding", "fault"), [
-    # an attribute the project's own code asks for and its libraries lack: the project's bug (dev:simpletuner-962)
-    (('exception raised at: File "/workspace/SimpleTuner/helpers/training/trainer.py", line 997, in init_lr_scheduler '
-      "=> AttributeError: 'Trainer' object has no attribute 'optimizer'"), "framework_bug"),
-    # an attribute of None, or another exception there, is the job's code failing (dev:image_class-23)
-    (('exception raised at: File "train.py", line 55, in load_data => AttributeError: \'NoneType\' object has no '
-      "attribute 'shape'"), "user_code_exception"),
-    ('exception raised at: File "train.py", line 9, in main => KeyError: \'labels\'', "user_code_exception"),
-    # raised in an installed package: neither
-    (('exception raised at: File "/usr/lib/python3/dist-packages/x/y.py", line 9, in f => AttributeError: \'A\' '
-      "object has no attribute 'b'"), None),
-])
-def test_where_an_exception_was_raised_hints_at_whose_bug(finding: str, fault: str | None) -> None:
-    hits = [h for h in match_lines(BOOK, [_line(finding, where="findings")])
-            if h.signature.id in ("raised-in-job-code", "attribute-missing-in-project-code")]
-    assert [h.fault for h in hits] == ([fault] if fault else [])
-
-
 def test_the_statement_that_raised_an_error_comes_after_the_error() -> None:
     """An interleaved paste quotes torch's raise statement (two literals) before the error it printed
     (dev:pytorch-116080): both prove the fault, the error's line leads; a raise statement alone still proves it
