@@ -330,7 +330,7 @@ def test_a_slow_jobs_few_pasted_steps_cite_the_first_step_well_past_the_fastest(
     log = "".join(f"2016-07-23 15:{16 + i}:29.206475: step {s}, loss = 2.15 ({r} examples/sec; {t:.3f} sec/batch)\n"
                   for i, (s, r, t) in enumerate(steps))
     slow = _diagnose(tmp_path / "slow", {"logs/node-0/stdout.log": log}, JOB.replace("status: failed", "status: slow"))
-    assert _cited(slow)[:1] == [3]
+    assert _cited(slow)[:1] == [3] and slow.iteration != 3300  # cited; a single slow step sets no slow_from
     failed = _diagnose(tmp_path / "failed", {"logs/node-0/stdout.log": log})  # (a failed job's step times are no cause)
     assert 3 not in _cited(failed)
 

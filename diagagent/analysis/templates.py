@@ -139,13 +139,13 @@ class LineShaper:
             mid = len(self.messages)
             self._ids[masked] = mid
             self.messages.append(masked)
-            self.levels.append(level)
             # a frame naming save_checkpoint is no marker: it is printed after the fact, not when saving began
             marker = marker_of(message) if kind in ("other", "traceback") else None
             after_bar = level_after_bar(message) if marker == "iteration" else None
             if after_bar in ("error", "fatal"):  # an error printed onto a progress bar's line is the error, at its own
                 marker, structured = None, True  # level, not progress, and no other line's message going on
-                self.levels[mid] = level = max(level, LEVEL_RANK[after_bar])
+                level = max(level, LEVEL_RANK[after_bar])
+            self.levels.append(level)
             if marker not in (None, "iteration", "straggler_report") and level >= LEVEL_RANK["error"]:
                 # an error that names a stage is the failure, not a stage's mark: Orbax's "E0318 ... sharding.py:426]
                 # The available devices are different from the devices used to save the checkpoint.  Please restore
