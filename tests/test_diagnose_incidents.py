@@ -173,3 +173,107 @@ def test_a_hang_whose_outlier_rank_is_stuck_saving_a_checkpoint_is_the_storage_a
     d = _diagnose(root)
     assert (d.fault, d.stage) == ("storage_checkpoint_write_failure", "checkpoint")
     assert "evict" not in [p.kind for p in d.proposals]
+
+
+def test_one_rank_in_another_collective_than_the_rest_is_a_collective_mismatch_not_a_gpu_hang(tmp_path: Path) -> None:
+    """py-spy: rank 0 waits in all_gather_object (a callback only rank 0 runs) while the others wait at a barrier:
+    neither collective can complete, the code paths diverged (Flight Recorder's COLLECTIVE_TYPE_MISMATCH). A rank in a
+    pipeline's recv beside the others' all-reduce is no mismatch."""
+    from tests.stack_bundles import OUTER, make_stack_bundle
+
+    gather = ["all_gather_object (torch/distributed/distributed_c10d.py:2962)", "on_step (callbacks/run_meta.py:41)",
+              *OUTER]
+    barrier = ["barrier (torch/distributed/distributed_c10d.py:4166)", "barrier (lightning/pytorch/strategies/ddp.py:303)",
+               *OUTER]
+    d = _diagnose(make_stack_bundle(tmp_path / "a", nodes=2, gpus=4, tp=1, pp=1, dp=8,
+                                    frames_of=lambda rank, _: gather if rank == 0 else barrier))
+    assert (d.category, d.fault) == ("user_code", "collective_mismatch_deadlock")
+    assert "evict" not in [p.kind for p in d.proposals]
+    recv = ["recv (torch/distributed/distributed_c10d.py:2100)", *OUTER]
+    reduce = ["all_reduce (torch/distributed/distributed_c10d.py:2050)", *OUTER]
+    p2p = _diagnose(make_stack_bundle(tmp_path / "b", nodes=2, gpus=4, tp=1, pp=1, dp=8,
+                                      frames_of=lambda rank, _: recv if rank == 0 else reduce))
+    assert p2p.fault != "collective_mismatch_deadlock"
+
+
+def _traceback(prefix: str, rank: int, frames: list[tuple[str, int, str, str]], exception: str) -> list[str]:
+    lines = [f"{prefix}[rank{rank}]: Traceback (most recent call last):"]
+    for path, line, function, source in frames:
+        lines += [f'{prefix}[rank{rank}]:   File "{path}", line {line}, in {function}', f"{prefix}[rank{rank}]:     {source}"]
+    return [*lines, f"{prefix}[rank{rank}]: {exception}"]
+
+
+def test_a_save_failing_on_every_node_under_kubectl_time_stamps_is_cited_from_its_traceback(tmp_path: Path) -> None:
+    """`kubectl logs --timestamps` puts an RFC 3339 time before every line, frames and source lines too: the traceback
+    is still one, and the exception it ends with on every node is the failure, though one node's folder also holds
+    the Kubernetes events (a mount that failed once, long before)."""
+    hosts = ["k8s-gpu-1", "k8s-gpu-2", "k8s-gpu-3"]
+    frames = [("/opt/NeMo/nemo/utils/callbacks/dist_ckpt_io.py", 161, "save_checkpoint", "dist_checkpointing.save("),
+              ("/opt/megatron-lm/megatron/core/dist_checkpointing/strategies/filesystem_async.py", 226,
+               "write_preloaded_data", "stream.write(data)")]
+    files = {"logs/k8s-gpu-1/events.txt": "LAST SEEN   TYPE      REASON        OBJECT          MESSAGE\n"
+             "41m         Warning   FailedMount   pod/worker-2    MountVolume.SetUp failed for volume \"dshm\" : rpc "
+             "error: code = DeadlineExceeded desc = context deadline exceeded\n"}
+    for i, h in enumerate(hosts):
+        ts = [f"2026-11-27T10:{m:02d}:00.{i}00000000Z " for m in range(10, 17)]
+        lines = [f"{ts[s]}Training epoch 0, iteration {4997 + s}/99999 | lr: 2.9e-04 | reduced_train_loss: 2.50"
+                 for s in range(3)]
+        lines += [f"{ts[3]}[NeMo I 2026-11-27 10:13:00 nemo_logging:393] Saving checkpoint to /mnt/ckpt/step=4999"]
+        lines += _traceback(ts[4], 8 * i, frames, "OSError: [Errno 122] Disk quota exceeded")
+        files[f"logs/{h}/worker-{i}.log"] = "\n".join(lines) + "\n"
+    d = _diagnose(fx.write(tmp_path / "k8s", files, _job(hosts, 8)))
+    assert "Disk quota exceeded" in d.evidence[0].text
+    assert d.fault in ("disk_full", "storage_checkpoint_write_failure") and d.stage == "checkpoint"
+    assert d.fault != "job_time_limit"
+
+
+def test_a_keyerror_on_every_rank_after_a_new_commit_is_the_jobs_code_not_a_hub_retry_it_got_over(
+        tmp_path: Path) -> None:
+    """journald's prefix on every line; huggingface_hub timed out once at startup on one node and retried, then the
+    job trained (rank 0's node logs the steps) for an hour; after a new commit every rank's batch lacks a key the
+    job's own code asks for, raised in the mapping's __getitem__ (the lookup's, not transformers' bug)."""
+    hosts = ["a100-n01", "a100-n02"]
+    frames = [("/srv/sft/train.py", 183, "main", "loss = compute_loss(model, batch)"),
+              ("/srv/sft/sft/loss.py", 41, "compute_loss", 'attention_mask=batch["attention_mask"],'),
+              ("/usr/local/lib/python3.11/site-packages/transformers/tokenization_utils_base.py", 255, "__getitem__",
+               "return self.data[item]")]
+    files = {}
+    for i, h in enumerate(hosts):
+        head = f"Nov 27 08:%s {h} accelerate[2314{i}]: "
+        lines = [head % "01:25" + "'(ReadTimeoutError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Read "
+                 "timed out. (read timeout=10)\"), '(Request ID: 5b1f)')' thrown while requesting HEAD "
+                 "https://huggingface.co/mistralai/Mistral-7B-v0.3/resolve/main/config.json",
+                 head % "01:25" + "Retrying in 1s [Retry 1/5]."] if i else []  # (on the node that logs no steps)
+        lines += [head % f"{10 + s}:00" + f"step {10 * s + 10}/3000 | loss {2.1 - s / 100:.2f} | lr 2.00e-05 | 2.57 s/it"
+                  for s in range(5) if not i]
+        for r in range(4 * i, 4 * i + 4):
+            lines += _traceback(head % "55:32", r, frames, "KeyError: 'attention_mask'")
+        files[f"logs/{h}/journal-finetune.log"] = "\n".join(lines) + "\n"
+    code = "code:\n  - {commit: 41aa0de, at: 2026-11-20T10:00:00Z}\n  - {commit: c9d3e12, at: 2026-11-27T07:30:00Z}\n"
+    job = _job(hosts, 4, "started_at: 2026-11-27T08:00:00Z\n" + code + "history: [job-6]\n")
+    d = _diagnose(fx.write(tmp_path / "journald", files, job))
+    assert (d.category, d.fault) == ("user_code", "user_code_exception")
+    assert "KeyError" in d.evidence[0].text and d.stage == "training"
+
+
+def test_a_rank_sigkilled_under_mpirun_is_a_kill_of_unknown_cause_not_the_nfs_stall_it_got_over(tmp_path: Path) -> None:
+    """mpirun names the rank a signal 9 ended; the node's dmesg shows an NFS server that stopped answering an hour
+    before and answered again seconds later (the NFS client's 'not responding, still trying', then 'OK'). The ranks
+    printed pytorch/examples' 'Train Epoch: 3 [563200/1281167 (44%)]' lines, a loss with no step count: training."""
+    hosts = ["hvd-n01", "hvd-n02"]
+    rule = "-" * 74
+    files = {"logs/hvd-n01/mpirun.log": "Primary job  terminated normally, but 1 process returned\na non-zero exit code. "
+             f"Per user-direction, the job has been aborted.\n{rule}\nmpirun noticed that process rank 5 with PID 0 on "
+             f"node hvd-n02 exited on signal 9 (Killed).\n{rule}\n",
+        "probes/hvd-n02/dmesg.txt": "[Fri Nov 27 13:27:41 2026] nfs: server nfs-ckpt.cluster not responding, still "
+        "trying\n[Fri Nov 27 13:27:50 2026] nfs: server nfs-ckpt.cluster OK\n"}
+    for i, h in enumerate(hosts):
+        lines = [f"[1,{4 * i}]<stdout>:Train Epoch: 3 [ {20480 * s}/1281167 ( {s}%)]\tLoss: 4.29\tlr: 0.55"
+                 for s in range(1, 6)]
+        lines += [f"[1,{r}]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one "
+                  "of the ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks "
+                  "finished execution." for r in range(4 * i, 4 * i + 4) if r != 5]
+        files[f"logs/{h}/rank-{4 * i}.log"] = "\n".join(lines) + "\n"
+    d = _diagnose(fx.write(tmp_path / "mpi", files, _job(hosts, 4)))
+    assert (d.category, d.fault) == ("infrastructure", "process_killed_unknown")
+    assert d.stage == "training" and d.faulty_hosts[:1] == ["hvd-n02"]

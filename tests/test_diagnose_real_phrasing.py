@@ -500,12 +500,12 @@ def test_a_loss_scale_collapse_restarts_from_before_its_first_overflow(tmp_path:
     """DeepSpeed's fp16 scaler (loss_scaler.py): 'OVERFLOW! ... Skipping step' from step 5341 on, down to 'Current loss
     scale already at minimum'; the checkpoint at 5350 was taken after the overflows began."""
     step = "[2026-11-20 13:{m:02d}:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step={s}, skipped={k}, lr=[0.0003]"
-    lines = [step.format(m=s % 60, s=s, k=3) for s in range(5330, 5341)]
+    lines = [step.format(m=s - 5300, s=s, k=3) for s in range(5330, 5341)]
     scale, s = 65536, 5340
     while scale > 1:
         s += 1
         lines += [f"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {scale}, reducing to {scale // 2}",
-                  step.format(m=s % 60, s=s, k=s - 5337)]
+                  step.format(m=s - 5300, s=s, k=s - 5337)]
         scale //= 2
     lines += ["Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run."]
     job = JOB + ("checkpoints:\n  - {step: 5300, path: /ckpt/5300, valid: true}\n"

@@ -245,10 +245,21 @@ def test_the_statement_that_raised_an_error_comes_after_the_error() -> None:
     ("E tensorflow/core/platform/default/posix_file_system.cc:56] close() failed: Transport endpoint is not connected",
      "filesystem_mount_failure"),
     ("E tensorflow/core/platform/s3/aws_logging.cc:60] Curl returned error code 28", "object_storage_error"),
+    ("  Warning  DeadlineExceeded  12m  job-controller  Job was active longer than specified deadline",
+     "job_time_limit"),
+    ("FileNotFoundError: Checkpoint at /ckpt/epoch=11-step=48000.ckpt not found. Aborting training.",
+     "checkpoint_load_failure"),
 ])
 def test_documented_error_lines_name_their_fault(text: str, fault: str) -> None:
     hits = match_lines(BOOK, [_line(text)])
     assert hits and hits[0].fault == fault
+
+
+def test_grpcs_deadline_exceeded_is_no_time_limit() -> None:
+    # a kubelet's mount call that timed out once (gRPC status DEADLINE_EXCEEDED), not a Job past its deadline
+    text = ('41m  Warning  FailedMount  pod/worker-3  MountVolume.SetUp failed for volume "dshm" : rpc error: '
+            "code = DeadlineExceeded desc = context deadline exceeded")
+    assert "job_time_limit" not in {h.fault for h in match_lines(BOOK, [_line(text)])}
 
 
 def test_a_slowness_sign_counts_only_in_a_slow_job() -> None:

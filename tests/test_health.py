@@ -290,3 +290,20 @@ def test_cli_health(tmp_path: Path) -> None:
     assert data["nodes"][0]["verdict"] == "faulty"
     res = CliRunner().invoke(build_app(), ["health", str(root)])
     assert res.exit_code == 0 and "node-003" in res.output and "ib_port_down" in res.output
+
+
+def test_a_roce_ports_ethtool_counters_single_out_the_node_whose_frames_fail_their_crc(tmp_path: Path) -> None:
+    # `ethtool -S` of a ConnectX port (mlx5's documented counter names), beside a peer's quiet one
+    counters = "NIC statistics:\n     rx_packets: 912233410421\n     rx_crc_errors_phy: {crc}\n" \
+               "     rx_symbol_err_phy: {sym}\n     link_down_events_phy: 0\n"
+    root = tmp_path / "b"
+    root.mkdir()
+    (root / "job.yaml").write_text('job_id: "7"\nstatus: failed\nnodes:\n  - {host: n13}\n  - {host: n14}\n')
+    for host, crc, sym in (("n13", 0, 0), ("n14", 1823344, 92211)):
+        (root / "probes" / host).mkdir(parents=True)
+        (root / "probes" / host / "ethtool-S-bond0.txt").write_text(counters.format(crc=crc, sym=sym))
+    with Bundle.open(root) as b:
+        f = analyze_health(b)
+    n14 = f.node("n14")
+    assert n14 is not None and n14.verdict != "healthy" and f.node("n13").verdict == "healthy"
+    assert {s.kind: s.line for s in n14.signals}["ib_link_integrity"] == 3

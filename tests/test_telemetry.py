@@ -49,6 +49,11 @@ def test_nested_type_error_names_nested_key() -> None:
     assert err.value.line == JOB_YAML.splitlines().index("checkpoints:") + 2
 
 
+def test_a_list_key_left_empty_is_an_empty_list() -> None:
+    job = Job.from_yaml('job_id: "7"\nstatus: failed\ncheckpoints:\ncode:\nhistory:\n')
+    assert (job.checkpoints, job.code, job.history) == ([], [], [])
+
+
 def test_invalid_yaml_and_missing_job_yaml(tmp_path: Path) -> None:
     with pytest.raises(BundleError, match="not valid YAML"):
         Job.from_yaml("job_id: [unclosed\n")

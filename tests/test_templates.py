@@ -167,6 +167,9 @@ def test_levels_kinds_markers_and_cascade_words() -> None:
     assert marker_of("validation loss at iteration 1000 | lm loss value: 2.1") == "eval_end"
     assert marker_of("***** Running Evaluation *****") == "eval_start"
     assert marker_of("loading checkpoint from /ckpt at iteration 1000") == "ckpt_load"
+    # Ray Train's report after each of its iterations goes on training; its last word on the run does not
+    assert marker_of("Training finished iteration 1 at 2026-11-27 11:46:28. Total running time: 46min 26s") is None
+    assert marker_of("Training completed after 1 iterations at 2025-03-05 04:39:56.") == "shutdown"
     assert marker_of("done training in 162.1 seconds") == "shutdown"  # fairseq_cli/train.py
     assert marker_of("Summoning checkpoint.") == "ckpt_start"  # latent-diffusion's main.py
     assert marker_of("using checkpoint at iteration 1000 for eval") is None
@@ -298,6 +301,21 @@ def test_an_error_logged_at_info_counts_as_a_warning() -> None:
     assert split_header("[2023-11-21 20:42:22,682] [INFO] [launch.py:315:sigkill_handler] Killing subprocess "
                         "156890").level == "error"
     assert is_cascade("Killing subprocess <*>")  # (its template): the kill of every rank, once one exited
+    # torchrun's summary header as a template, its script's path masked; systemd on the unit whose launcher exited
+    assert is_cascade("<*> FAILED") and is_cascade("train.py FAILED")
+    assert is_cascade("finetune.service: Main process exited, code=exited, status=<*>")
+    assert is_cascade("finetune.service: Failed with result 'exit-code'.")
+
+
+def test_a_traceback_keeps_its_indentation_under_time_stamps_a_transport_adds() -> None:
+    # kubectl logs --timestamps and journald put a time before each line a process printed; a logger's own header
+    # (its level) makes its line a logger's, whose message indentation says nothing
+    for raw in ('2026-11-27T10:15:35.700811773Z [rank0]:   File "/opt/x.py", line 42, in main',
+                "2026-11-27T10:15:35.700811773Z     trainer.fit(model)",
+                "Nov 27 08:55:32 a100-n01 accelerate[23145]: [rank0]:     trainer.fit(model)"):
+        assert split_header(raw).indented, raw
+    assert not split_header("2026-11-27T10:15:35.701294067Z [rank0]: OSError: [Errno 122] Disk quota exceeded").indented
+    assert not split_header("[2024-01-01 10:00:00,123] [INFO] [logging.py:96:log_dist]   x").indented
 
 
 def test_miner_groups_ranks_and_keeps_different_errors_apart() -> None:

@@ -95,6 +95,9 @@ class LogEvent(BaseModel):
     why: str
     role: Role
     stage: StageName | None = None  # the stage when it first occurred
+    # began before the job's progress, which went on after it (its own file's steps, or any file's by the times
+    # printed): the job got over it
+    trained_after: bool = False
     normal_share: float | None = None  # share of successful jobs that show it; None without a pool
 
     def printed_at(self) -> list[LogLocation]:
@@ -301,8 +304,12 @@ def _stage_at(scan: LogScan, occ: Occurrence | None, tl: _Timeline) -> StageName
             fallback = "training" if began_mid_run else occ.stage
             return _stage_of_words_around(scan, occ) or fallback  # type: ignore[return-value]
         return occ.stage  # type: ignore[return-value]
-    if tl.last_iteration is None:  # no iteration logged: init only when the words around the failure say so
-        return _stage_of_words_around(scan, occ)
+    if tl.last_iteration is None:  # no iteration logged: init only when the words around the failure say so ...
+        said = _stage_of_words_around(scan, occ)
+        if said != "init" or not any(f.progress_lines for f in scan.files):
+            return said
+        # ... and not when a loss was printed: a loss with no step count is progress too (pytorch/examples' "Train
+        # Epoch: 3 [563200/1281167 (44%)]\tLoss: 4.29" counts samples); the files' stage at their end says where it got
     ends = [f.stage for f in scan.files if f.transitions]
     return Counter(ends).most_common(1)[0][0] if ends else "training"  # type: ignore[return-value]
 
@@ -475,7 +482,8 @@ def _classify(c: _Candidate, tl: _Timeline, files: dict[str, FileSummary], pool:
 # function the error code passed through ("transport.cu:153 NCCL WARN transport.cu:153 ->2 [Proxy thread error]",
 # dev:nccl-193; "INFO init.cc:422 -> 2"): where the error went, the WARN before it says what it was (templates mask
 # the numbers: "<*>:<*> -><*>"); and Open MPI's help text after "ORTE has lost communication with a remote daemon."
-# (dev:mpi-operator-152): why it may have happened, in general; and Open MPI's note that it folded repeated help
+# (dev:mpi-operator-152), and after "An MPI communication peer process has unexpectedly disconnected." (dev:horovod-1950):
+# why it may have happened, in general; and Open MPI's note that it folded repeated help
 # messages ('Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages', dev:adeptrl-13);
 # and CPython's sys.unraisablehook on an exception that could not propagate (a finalizer's, a __del__'s): 'Exception
 # ignored in: <finalize object at 0x7f7d7b9bc920; dead>' did not stop the program (dev:open-r1-658)
@@ -488,7 +496,10 @@ _ADVICE = re.compile(r"^CUDA kernel errors might be asynchronously reported|^For
                      r"^This is usually due to either a failure of the TCP network|^connection to the node, or possibly an "
                      r"internal failure of|^the daemon itself\. We cannot recover from this failure|"
                      r"Set MCA parameter .orte_base_help_aggregate. to (?:0|<\*>) to see all help|"
-                     r"(?:\d+|<\*>) more process(?:es)? ha(?:s|ve) sent help message|^Exception ignored in: ")
+                     r"(?:\d+|<\*>) more process(?:es)? ha(?:s|ve) sent help message|^Exception ignored in: |"
+                     r"^usually indicates a failure in the peer process|^\(it may even hang or crash\), the root cause of "
+                     r"this problem is|^failure of the peer -- that is what you need to investigate|"
+                     r"^generally: such peer hangups are frequently caused by")
 
 
 # --- nodes: which node the failure began on -----------------------------------------------------------------------
@@ -673,7 +684,10 @@ def _assign_roles(cands: list[_Candidate], roots: set[str], hosts_total: int) ->
             c.role = "symptom"
             c.score *= 0.3
             c.why.append("only on other nodes than " + ", ".join(sorted(roots)))
-        elif roots and c.host_share >= 0.5 and hosts_total > 2:
+        elif roots and c.host_share >= 0.5 and hosts_total > 2 and not (c.t.exception and roots & set(c.per_host)):
+            # (an exception that ends the tracebacks of the root node(s) too is the job's own failure on every node,
+            # whatever else stands out there: a checkpoint save's 'OSError: [Errno 122] Disk quota exceeded' on every
+            # rank, beside the Kubernetes events saved with one node's logs)
             c.role = "symptom"
             c.score *= 0.3
             c.why.append("on most nodes, not particular to " + ", ".join(sorted(roots)))
@@ -712,7 +726,7 @@ ONLY_CASCADE_CAUSES = 3
 # torchrun's failure summary around the lines that matter (exitcode, `traceback : Signal 9 (SIGKILL)`): its header,
 # its empty exception line, and its placeholders say nothing of their own (torch.distributed.elastic's documented
 # ChildFailedError output)
-_LAUNCHER_BOILERPLATE = re.compile(r"ChildFailedError:?\s*$|^[\w./-]+ FAILED$|first observed failure|"
+_LAUNCHER_BOILERPLATE = re.compile(r"ChildFailedError:?\s*$|^(?:[\w./-]+|<\*>) FAILED$|first observed failure|"
                                    r"^\s*error_file\s*:|<NO_OTHER_FAILURES>|^\s*Failures:\s*$")
 
 
@@ -1071,6 +1085,12 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
     cands = sorted(cands, key=lambda c: (order[c.role], -round(c.score, 4), _occ_key(_cited_on(c, roots)), c.t.id))
     frame_code = {f.file: f.frame_code for f in scan.files}
     message_end = {f.file: f.message_end for f in scan.files}
+    progress_end = {f.file: f.last_progress_line for f in scan.files}
+    progress_end_ts = max((f.last_iteration_ts for f in scan.files if f.last_iteration_ts is not None), default=None)
+
+    def trained_after(c: _Candidate, o: Occurrence) -> bool:
+        return c.phase == "startup" and (progress_end.get(o.file, 0) > o.line or bool(
+            o.ts_exact and o.ts is not None and progress_end_ts is not None and progress_end_ts > o.ts))
 
     def code_of(file: str, frame_line: int) -> int | None:
         return frame_code.get(file, {}).get(frame_line)
@@ -1110,7 +1130,7 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
                                 file=occ.file, line=occ.before[0], host=host, rank=occ.rank, text=occ.before[1]),
                             level=_LEVELS[c.t.level] if c.t.level >= 0 else None, score=round(c.score, 4),
                             why="; ".join(c.why), role=c.role, stage=occ.stage,  # type: ignore[arg-type]
-                            normal_share=c.normal_share))
+                            trained_after=trained_after(c, occ), normal_share=c.normal_share))
     bad = [a for a in anomalies if a.kind.startswith(("nan_", "inf_"))]
     if bad:  # the first NaN/inf is the cause-indicating line of a divergence
         first = min(bad, key=lambda a: (a.iteration if a.iteration is not None else math.inf, a.location.line))

@@ -61,8 +61,14 @@ _COUNTERS: dict[str, tuple[str, Severity, int, str]] = {
     "port_xmit_discards": ("ib_xmit_discards", "warning", 100, "{v} transmit discards"),
     "PortXmitWait": ("ib_congestion", "error", 1000, "{v} ticks waiting to transmit: the port is congested"),
     "port_xmit_wait": ("ib_congestion", "error", 1000, "{v} ticks waiting to transmit: the port is congested"),
+    # a RoCE / Ethernet port's own counters, as `ethtool -S` prints them for ConnectX (mlx5) NICs (NVIDIA's mlx5
+    # counters documentation: rx_crc_errors_phy, rx_symbol_err_phy, link_down_events_phy on the physical port)
+    "rx_crc_errors_phy": ("ib_link_integrity", "warning", 10, "{v} frames dropped for a bad FCS (CRC) on the port"),
+    "rx_symbol_err_phy": ("ib_symbol_errors", "warning", 10, "{v} symbol errors (bad cable or transceiver)"),
+    "link_down_events_phy": ("ib_link_downed", "error", 1, "the port's link went down {v} time(s): a flapping link"),
 }
-_SHAPE = {"ibstat": "CA '<name>' blocks with Port N: State, Rate", "ib-counters": "perfquery Name:....value lines"}
+_SHAPE = {"ibstat": "CA '<name>' blocks with Port N: State, Rate",
+          "ib-counters": "perfquery Name:....value lines (or ethtool -S name: value)"}
 _PEER_ESCALATE = ("thermal_throttle", "power_brake", "hw_slowdown", "gpu_overheat")
 
 
@@ -106,6 +112,7 @@ def probe_kind(part: PartFile, head: str) -> ProbeKind:
     for prefix, kind in (("nvidia-smi", "nvidia-smi"), ("nvsmi", "nvidia-smi"), ("dcgm", "dcgm-diag"),
                          ("dmesg", "dmesg"), ("kern", "dmesg"), ("journal", "dmesg"), ("ibstat", "ibstat"),
                          ("ib-counters", "ib-counters"), ("ib_counters", "ib-counters"), ("perfquery", "ib-counters"),
+                         ("ethtool", "ib-counters"),
                          ("nccl", "nccl-tests"), ("all_reduce", "nccl-tests")):
         if name.startswith(prefix):
             return kind  # type: ignore[return-value]

@@ -45,6 +45,23 @@ _SGR = r"(?:\[\d{1,2}(?:;\d{1,2})*m)?"  # a colour code whose escape byte a past
 _RAY_PREFIX = re.compile(_SGR + r"\((?:[\w.:\[\]=-]+,? )?(?:rank=\d+, )?pid=\d+(?:, ip=[\d.:a-fA-F]+)?\)" + _SGR + r"\s?|"
                          + _SGR + r"\((?:raylet|gcs_server|dashboard|monitor|autoscaler)(?:,? (?:ip=)?[\w.:+-]+)?\)"
                          + _SGR + r"\s?")
+# time stamps that a transport puts before each line a process printed, as it printed it: dmesg -T's "[Fri Nov 20
+# 10:00:58 2026] " and dmesg's "[ 1234.567890] "; syslog's and journald's "Nov 20 10:00:58 node-002 kernel: " (with
+# an optional weekday and year); ISO, Python logging, Megatron, DeepSpeed, US-style and Go-style dates, bracketed or
+# not, with what separates them (and `kubectl logs --timestamps`' RFC 3339 "2026-11-27T10:15:35.700811773Z "); epoch
+# seconds
+_DMESG_TIME = re.compile(r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4}\]\s*"
+                         r"|\[\s*\d+\.\d+\]\s*")
+_SYSLOG_TIME = re.compile(r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +"
+                          r"\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?(?: \d{4})?\s+(?:[\w.-]+ [\w./-]+(?:\[\d+\])?:\s+)?")
+_DATE_TIME = re.compile(r"\[?(?:" + _ISO_TS + r"|(?:\d\d/\d\d/\d{4}|\d{4}/\d\d/\d\d) \d\d:\d\d:\d\d(?:[.,]\d+)?)\]?"
+                        r"(?:\s*[-|:,]\s*|\s+)")
+_EPOCH_TIME = re.compile(r"\[?1[5-9]\d{8}(?:\.\d+)?\]?\s+")
+# a line with only a transport's time stamp before it keeps its indentation: a traceback's frames and source lines
+# under journald's or syslog's prefix, or the RFC 3339 time with its 'T' and zone that `kubectl logs --timestamps` and
+# `docker logs -t` put before each line, are still a traceback (a logger's own header, its date, level or name, makes
+# a logger's record, whose message indentation says nothing)
+_TRANSPORT_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)\s")
 _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holding a level or None)
     (_LAUNCHER_PREFIX, None),
     (_RAY_PREFIX, None),
@@ -84,20 +101,12 @@ _PREFIXES: list[tuple[re.Pattern[str], int | None]] = [  # (pattern, group holdi
     # glog / c10d / klog: [E1120 10:01:02.123456 123 ProcessGroupNCCL.cpp:683] ; E1120 10:00:00.123 140 api.py:881]
     # ; [W socket.cpp:663]
     (re.compile(r"\[?([IWEFD])(?:\d{4} \d\d:\d\d:\d\d(?:\.\d+)?)?(?: +\d+)? ?[\w./<>-]+:\d+\]\s*"), 1),
-    # dmesg -T: [Fri Nov 20 10:00:58 2026] ; dmesg: [ 1234.567890]
-    (re.compile(r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4}\]\s*"
-                r"|\[\s*\d+\.\d+\]\s*"), None),
-    # syslog: Nov 20 10:00:58 node-002 kernel: ; with an optional weekday and year
-    (re.compile(r"(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) )?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} "
-                r"\d\d:\d\d:\d\d(?:\.\d+)?(?: \d{4})?\s+(?:[\w.-]+ [\w./-]+(?:\[\d+\])?:\s+)?"), None),
+    (_DMESG_TIME, None),
+    (_SYSLOG_TIME, None),
     # Hydra's job logging: "[2024-01-01 10:00:00,123][__main__][ERROR] - " (its documented default format)
     (re.compile(r"\[" + _ISO_TS + r"\]\[[\w.-]+\]\[(" + _LEVEL_NAMES + r")\] - "), 1),
-    # ISO / Python logging / Megatron / DeepSpeed / US-style and Go-style dates, bracketed or not, with what
-    # separates them
-    (re.compile(r"\[?(?:" + _ISO_TS + r"|(?:\d\d/\d\d/\d{4}|\d{4}/\d\d/\d\d) \d\d:\d\d:\d\d(?:[.,]\d+)?)\]?"
-                r"(?:\s*[-|:,]\s*|\s+)"), None),
-    # epoch seconds
-    (re.compile(r"\[?1[5-9]\d{8}(?:\.\d+)?\]?\s+"), None),
+    (_DATE_TIME, None),
+    (_EPOCH_TIME, None),
     # levels: [INFO] ; INFO: ; - INFO - ; INFO ; and a logger name after it ([megatron], [logging.py:96:log_dist])
     (re.compile(r"[-|]?\s*(\[(?i:" + _LEVEL_NAMES + r")\]|(?:" + _LEVEL_NAMES + r")\b)(?:\s*[-|:]\s*|\s+)"
                 r"(?:\[[\w.:/-]+\]\s*)*"), 1),
@@ -160,6 +169,9 @@ _ERROR_WORDS = re.compile(
     # MPI's word for the rank that failed: Open MPI's 'MPI_ABORT was invoked on rank 0 in communicator ...'
     # (dev:netket-1494), MS-MPI's '[1] process exited without calling finalize' (dev:cntk-913, dev:cntk-1047)
     r"MPI_ABORT was invoked|exited without calling finalize|"
+    # Open MPI's help message when a peer vanished: 'An MPI communication peer process has unexpectedly
+    # disconnected.' (its help-mpi-btl-tcp.txt; dev:horovod-1950)
+    r"peer process has unexpectedly disconnected|"
     # and its launcher's refusal to start them: Open MPI's and PRRTE's help text 'There are not enough slots available in
     # the system to satisfy the 3 slots that were requested by the application' (dev:prrte-1152, dev:dstack-2451)
     r"not enough slots available)\b",
@@ -178,9 +190,14 @@ _WARNING_WORDS = re.compile(r"\b(?:warn(?:ing)?s?|deprecated|retry(?:ing)?|retry
 # absl::Status in its text form ("CODE: message") is a failure whatever the logger's level: JAX's xla_bridge logs at
 # INFO "Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid 176028"
 # (dev:jax-22070). The codes of absl/status/status.h that report a failure (not CANCELLED, UNKNOWN or OK)
+# TensorFlow 2 before the codes' upper-case names listed each root error with its code in words: "2 root error(s)
+# found.", then "  (0) Internal:  NCCL: unhandled system error." and "  (1) Data loss: corrupted record at 0"
+# (dev:tensorflow-36802, dev:tensorflow-44637)
 _STATUS_CODE = re.compile(r"\b(?:ABORTED|DEADLINE_EXCEEDED|RESOURCE_EXHAUSTED|FAILED_PRECONDITION|UNAVAILABLE|INTERNAL|"
                           r"DATA_LOSS|PERMISSION_DENIED|UNAUTHENTICATED|NOT_FOUND|INVALID_ARGUMENT|OUT_OF_RANGE|"
-                          r"UNIMPLEMENTED|ALREADY_EXISTS): ")
+                          r"UNIMPLEMENTED|ALREADY_EXISTS): |^\(\d+\) (?:Internal|Invalid argument|Not found|Resource "
+                          r"exhausted|Unavailable|Aborted|Failed precondition|Out of range|Unimplemented|Data loss|"
+                          r"Permission denied|Unauthenticated|Deadline exceeded|Already exists): ")
 # so is DeepSpeed's launcher tearing the job down once a rank exited, at INFO: '[INFO] [launch.py:315:sigkill_handler]
 # Killing subprocess 156890' (all a paste may show of the failure, dev:yi-152, dev:baichuan-13b-148)
 # and TensorFlow's Coordinator.request_stop logging, at INFO, the exception that stops the training threads: 'INFO
@@ -208,13 +225,20 @@ _CASCADE = re.compile(
     # Horovod on every rank once one failed: "Horovod has been shut down. This was caused by an exception on one of
     # the ranks ..." (dev:horovod-243)
     r"Horovod has been shut down|"
+    # Open MPI's word on a peer that vanished (help-mpi-btl-tcp.txt: 'An MPI communication peer process has
+    # unexpectedly disconnected.', dev:horovod-1950)
+    r"peer process has unexpectedly disconnected|"
     # DeepSpeed's launcher killing every rank once one exited ('sigkill_handler] Killing subprocess 156890', dev:yi-152)
     r"Killing subprocess\b|"
+    # systemd on a unit whose main process (the job's launcher) ended: "train.service: Main process exited,
+    # code=exited, status=1/FAILURE", "train.service: Failed with result 'exit-code'." (its documented messages)
+    r"Main process exited, code=|Failed with result '|"
     r"worker group|rendezvous|DistStoreError|DistNetworkError|exited prematurely|failed to (?:recv|send|receive)|"
     r"recv(?:ing)? .{0,40}failed|socket|"
     # the elastic agent's summary of a worker's failure (under ChildFailedError): "train.py FAILED", "Root Cause
-    # (first observed failure):", "traceback : Signal 9 (SIGKILL) received by PID 48213", "error_file: <N/A>"
-    r"^[\w./-]+ FAILED$|first observed failure|^\s*traceback\s*: |^\s*error_file\s*:|<NO_OTHER_FAILURES>",
+    # (first observed failure):", "traceback : Signal 9 (SIGKILL) received by PID 48213", "error_file: <N/A>"; a
+    # template masks the script's path: "<*> FAILED"
+    r"^(?:[\w./-]+|<\*>) FAILED$|first observed failure|^\s*traceback\s*: |^\s*error_file\s*:|<NO_OTHER_FAILURES>",
     re.IGNORECASE)
 
 
@@ -303,7 +327,9 @@ _STAGE_RULES: list[tuple[Marker, re.Pattern[str]]] = [
                               # Instances  Box(P  R  mAP50  mAP50-95):   0%|   | 0/21', dev:ultralytics-1238)
                               r"^[^|%]{0,160}\b(?:validation|validating|evaluation|evaluating|eval|testing|mAP50)\b"
                               r"[^|%]{0,160}:\s*\d+%\|", re.IGNORECASE)),
-    ("shutdown", re.compile(r"training (?:is )?(?:done|finished|complete(?:d)?)|after training is done|"
+    # (not Ray Train's report after each of its iterations, 'Training finished iteration 1 at 2026-11-27 11:46:28. Total
+    # running time: 46min 26s', ray/tune/experimental/output.py: the run goes on)
+    ("shutdown", re.compile(r"training (?:is )?(?:done|finished(?! iteration \d)|complete(?:d)?)|after training is done|"
                             r"exiting program|finished training|max_steps\S* (?:reached|hit)|"
                             # fairseq_cli/train.py's 'done training in 162.1 seconds' (dev:fairseq-4619)
                             r"training ends|trainer\.fit. stopped|^done training in", re.IGNORECASE)),
@@ -391,6 +417,7 @@ def split_header(text: str) -> ParsedLine:
     rest = rest.lstrip()
     level: Level | None = None
     structured = False
+    time_only = True  # no header but a transport's time stamp (and launcher prefixes) so far
     for _ in range(8):
         for i, (pattern, level_group) in enumerate(_PREFIXES):
             m = pattern.match(rest)
@@ -399,9 +426,12 @@ def split_header(text: str) -> ParsedLine:
             if level_group is not None and m.group(level_group):
                 level = _LEVEL_WORDS.get(m.group(level_group).strip("[]").lower(), level)
             structured = structured or i >= _FIRST_HEADER
+            time_only = time_only and (i < _FIRST_HEADER or pattern in (_DMESG_TIME, _SYSLOG_TIME)
+                                       or pattern is _DATE_TIME and _TRANSPORT_TIME.match(m.group(0)) is not None)
             rest = rest[m.end():]
-            indented = not structured and (rest[:1] == "\t" or rest[:2] == "  " or m.group(0)[-1:].isspace()
-                                            and rest[:1].isspace())
+            gap = len(m.group(0)) - len(m.group(0).rstrip())  # (a time stamp's pattern takes the spaces after it)
+            indented = (not structured or time_only) and (rest[:1] == "\t" or rest[:2] == "  " or gap >= 1
+                                                          and rest[:1].isspace() or time_only and gap >= 3)
             rest = rest.lstrip()
             break
         else:
@@ -425,15 +455,18 @@ def split_header(text: str) -> ParsedLine:
         level = "error"
     elif level in ("debug", "info") and _WARNING_AT_INFO.search(rest):
         level = "warning"
-    return ParsedLine(rest, level, structured or level is not None, indented and not structured)
+    return ParsedLine(rest, level, structured or level is not None, indented and (not structured or time_only))
 
 
 # a label whose message is on the next line, as PyTorch prints NCCL's last error ("Last error:" then "Net : Call to recv
 # from ... failed : Connection refused", dev:gpt-neox-1147): the words are the next line's, not its own; so are a JSON
 # error body's opening keys ('"error": {', '"errors": [' of a Google API's error body, dev:kubeflow-examples-318)
 # (and MS-MPI's heading over its per-rank report, '---- error analysis -----', dev:cntk-913)
-_BARE_LABEL = re.compile(r"(?:last |remote |original )?(?:error|exception|reason|cause)s?:\s*$|^-+ error analysis -+\W*$",
-                         re.IGNORECASE)
+_BARE_LABEL = re.compile(r"(?:last |remote |original )?(?:error|exception|reason|cause)s?:\s*$|^-+ error analysis -+\W*$|"
+                         # (TensorFlow's heading over gRPC's error string: 'Additional GRPC error information:' and
+                         # 'Additional GRPC error information from remote target /job:worker/replica:0/task:1:',
+                         # dev:tensorflow-33979)
+                         r"^Additional GRPC error information(?: from remote target \S+)?:\s*$", re.IGNORECASE)
 _JSON_ERROR_KEY = re.compile(r'"errors?":\s*[{\[]\s*$')
 
 

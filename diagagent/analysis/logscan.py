@@ -450,12 +450,14 @@ def raising_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
     return frames[-1] if frames else None
 
 
-_LOOKUP_FRAME = re.compile(r"\bin __getattr(?:ibute)?__\s*$")
+_LOOKUP_FRAME = re.compile(r"\bin __get(?:attr|attribute|item)__\s*$")
 
 
 def innermost_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
-    """Where an exception was raised: the innermost frame, past attribute-lookup machinery that raises for its caller
-    (torch's Module.__getattr__ under Lightning's `self.model.teardown`, dev:pytorch-lightning-2333)."""
+    """Where an exception was raised: the innermost frame, past attribute- and item-lookup machinery that raises for
+    its caller (torch's Module.__getattr__ under Lightning's `self.model.teardown`, dev:pytorch-lightning-2333; by
+    Python's data model a mapping's __getitem__ raises KeyError for the key its caller asked for: transformers'
+    BatchEncoding under a training loop's `batch["attention_mask"]`)."""
     for frame in reversed(frames):
         if not _LOOKUP_FRAME.search(frame[1]):
             return frame

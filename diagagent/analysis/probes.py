@@ -548,10 +548,30 @@ def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg")
                 _sig(r, file, probe, n, line, kind, severity, meaning, action, merge_within=20)  # type: ignore[arg-type]
                 break
     _hung_where(r, file, probe, records)
+    _nfs_recovered(r, records)
     ends = {n: end for n, end, _ in records if end > n}
     for signal in r.signals:
         signal.end_line = ends.get(signal.line)
     return r
+
+
+_NFS_LOST = re.compile(r"nfs: server (\S+) not responding")
+_NFS_OK = re.compile(r"nfs: server (\S+) OK\b")
+
+
+def _nfs_recovered(r: Reading, records: list[tuple[int, int, str]]) -> None:
+    """An NFS server that stopped answering and then answered again: the Linux NFS client prints 'nfs: server X not
+    responding, still trying', then 'nfs: server X OK' once it answers; a stall the mount got over is no failure."""
+    back = {}  # server -> the last line it answered on
+    for n, _, line in records:
+        m = _NFS_OK.search(line)
+        if m:
+            back[m.group(1)] = n
+    for signal in r.signals:
+        m = _NFS_LOST.search(signal.text) if signal.kind == "fs_client_error" else None
+        if m and back.get(m.group(1), 0) > signal.line:
+            signal.severity = "info"
+            signal.meaning += f" for a while: it answered again (line {back[m.group(1)]})"
 
 
 # a frame of the kernel's call trace in a loadable module: 'cxiWaitEventWait+0x208/0x330 [mmfslinux]' (not a '?' guess)

@@ -399,7 +399,13 @@ def _differential_lines(a: Analyses) -> list[Line]:
         for event in a.logs.events:
             if _SRUN_TEARDOWN.search(event.first.text):
                 teardown[event.first.file] = min(event.first.line, teardown.get(event.first.file, event.first.line))
+        # a failed job that trained on after a sign it printed at startup did not fail of it (huggingface_hub's
+        # "'(ReadTimeoutError(...))' thrown while requesting HEAD ...", then "Retrying in 1s [Retry 1/5].", then an
+        # hour of steps before a KeyError): with a cause after them, such lines are not weighed
+        later_cause = any(e.role == "cause" and not e.trained_after for e in a.logs.events)
         for event in a.logs.events:
+            if later_cause and event.trained_after and a.bundle.job.status == "failed":
+                continue
             for loc in (event.first, *event.also[:MAX_SAME_ERROR], *([event.last] if event.last else [])):
                 role = "symptom" if faulty and loc.host not in faulty and event.role == "cause" else event.role
                 if _SRUN_KILLED.search(loc.text) and teardown.get(loc.file, loc.line + 1) < loc.line:
@@ -477,6 +483,9 @@ def _findings(a: Analyses) -> list[str]:
     if stacks is not None and stacks.present:
         out += [_stack_finding(status, c) for c in stacks.clusters if c.role == "outlier"][:2]
         out += [_stack_finding(status, c) for c in stacks.clusters if c.role == "healthy"][:1]  # where most ranks are
+        fr = stacks.fr_summary
+        out += [f"collective type mismatch ({status} job): ranks {m.ranks_text} wait in {m.collective}, the others in "
+                f"{fr.collective}" for m in (fr.states if fr is not None else []) if m.state == "type_mismatch"][:1]
     if a.logs is not None:  # where each cause exception was raised: a framework's own code, the job's, a library's
         for e in [e for e in a.logs.events if e.role == "cause" and e.raised_in is not None][:2]:
             frame = e.raised_in.text.strip()  # type: ignore[union-attr]

@@ -100,6 +100,11 @@ class Job(BaseModel):
     def _id_as_text(cls, v: Any) -> Any:
         return str(v) if isinstance(v, int) else v
 
+    @field_validator("nodes", "code", "checkpoints", "history", mode="before")
+    @classmethod
+    def _empty_as_none(cls, v: Any) -> Any:
+        return [] if v is None else v  # a key left empty ("checkpoints:" and no items) is an empty list
+
     @field_validator("framework", mode="before")
     @classmethod
     def _known_framework(cls, v: Any) -> Any:
