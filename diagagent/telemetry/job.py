@@ -102,7 +102,7 @@ class Job(BaseModel):
 
     @field_validator("nodes", "code", "checkpoints", "history", mode="before")
     @classmethod
-    def _empty_as_none(cls, v: Any) -> Any:
+    def _none_as_empty(cls, v: Any) -> Any:
         return [] if v is None else v  # a key left empty ("checkpoints:" and no items) is an empty list
 
     @field_validator("framework", mode="before")
