@@ -17,6 +17,7 @@ from diagagent.analysis.probes import (
     parse_nccl_tests,
     parse_nvidia_smi,
     parse_perfquery,
+    parse_text_probe,
 )
 from diagagent.analysis.xid import load_xid_catalog
 from diagagent.apps.cli import build_app
@@ -307,3 +308,12 @@ def test_a_roce_ports_ethtool_counters_single_out_the_node_whose_frames_fail_the
     n14 = f.node("n14")
     assert n14 is not None and n14.verdict != "healthy" and f.node("n13").verdict == "healthy"
     assert {s.kind: s.line for s in n14.signals}["ib_link_integrity"] == 3
+
+
+def test_kubernetes_events_that_ended_a_pod_are_signals_though_normal() -> None:
+    # `kubectl get events`: the scheduler's preemption is a Normal event; so is nothing else here
+    events = ("LAST SEEN   TYPE      REASON      OBJECT            MESSAGE\n"
+              "2m10s       Normal    Preempted   pod/workers-0-2   Preempted by pod 8d1f0c53 on node gke-a3m-9hxw\n"
+              "2m09s       Normal    Killing     pod/workers-0-2   Stopping container pytorch\n")
+    signals = parse_text_probe(events, "probes/n/k8s-events.txt", "k8s-events").signals
+    assert [s.line for s in signals] == [2]

@@ -49,9 +49,10 @@ def test_nested_type_error_names_nested_key() -> None:
     assert err.value.line == JOB_YAML.splitlines().index("checkpoints:") + 2
 
 
-def test_a_list_key_left_empty_is_an_empty_list() -> None:
+def test_a_list_key_left_empty_is_an_empty_list_and_numeric_ids_are_text() -> None:
     job = Job.from_yaml('job_id: "7"\nstatus: failed\ncheckpoints:\ncode:\nhistory:\n')
     assert (job.checkpoints, job.code, job.history) == ([], [], [])
+    assert Job.from_yaml('job_id: "7"\nhistory: [5511804, job-6]\n').history == ["5511804", "job-6"]  # Slurm's ids
 
 
 def test_invalid_yaml_and_missing_job_yaml(tmp_path: Path) -> None:

@@ -112,6 +112,9 @@ HEADERS = [
     ("iter100: loss 2.0", "iter100: loss 2.0", None),
     # a paste quoted in Markdown (dev:c-3-framework-58, dev:nanogpt-215); Megatron's own ">>> " stays
     ("> KeyError: 'net'", "KeyError: 'net'", None),
+    # MPICH's and Intel MPI's -prepend-rank, MS-MPI's rank (dev:deepmd-kit-1774, dev:cntk-913)
+    ("[13] RuntimeError: CUDA error: unspecified launch failure", "RuntimeError: CUDA error: unspecified launch failure",
+     None),
     ("> 2023-03-22 09:30:39 iter 2920: loss 3.9883, time 1099.34ms", "iter 2920: loss 3.9883, time 1099.34ms", None),
     (">>> done with dataset index builder.", ">>> done with dataset index builder.", None),
 ]

@@ -32,9 +32,11 @@ _ISO_TS = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 # (dev:grl-image-restoration-27); torchrun's prefix with a role of another name, TorchX's "trainer": [trainer3]: and
 # [trainer0|0]: (dev:nccl-1837); Determined's determined.launch.wrap_rank: [rank=0]  (dev:determined-4297); and a
 # paste quoted in Markdown, "> " before every line of it (dev:c-3-framework-58 "> KeyError: 'net'", dev:nanogpt-215),
-# one ">" only: not ">>> " (Megatron's own "> compiling ..." loses nothing by it)
+# one ">" only: not ">>> " (Megatron's own "> compiling ..." loses nothing by it); MPICH's and Intel MPI's
+# -prepend-rank (and mpiexec -l), and MS-MPI's, rank before each line: "[13] Traceback (most recent call last):"
+# (dev:deepmd-kit-1774, dev:cntk-913)
 _LAUNCHER_PREFIX = re.compile(r"\[[a-z]*\d+(?:\|\d+)?\]:\s?|\[\d+(?:,\d+)?\]<std(?:out|err)>:\s?|"
-                              r"[A-Za-z][\w-]*/\d+ \[\d+\]:\s?|\[rank=\d+\] |>(?=[ \t]|$) ?")
+                              r"[A-Za-z][\w-]*/\d+ \[\d+\]:\s?|\[rank=\d+\] |>(?=[ \t]|$) ?|\[\d{1,5}\] ")
 # Ray's prefix on what a worker, actor or Ray's own process prints, as its log monitor forwards it to the driver:
 # "(pid=4321)", "(TorchTrainer pid=439, ip=10.212.157.221)", "(MegatronPolicyWorker[rank=3] pid=21, ip=10.0.0.2)",
 # "(raylet)", "(raylet, ip=10.0.0.2)", "(autoscaler +2m3s)"; nested when an actor forwards its own child's output:

@@ -107,9 +107,10 @@ FILES_PER_HOST = 8  # a warning or error is kept at its first line in up to this
 WARNING = 2
 # a line's rank from its launcher's prefix (logparse._LAUNCHER_PREFIX, _RAY_PREFIX): torchrun's [rank3]: (global) and
 # [default3]: (local); srun --label's "3: "; mpirun's [1,3]<stdout>: and horovodrun's [3]<stderr>: (global); a Ray
-# actor's or SkyPilot node's "(Worker[rank=3] pid=..." and "(head, rank=0, pid=..." and Determined's "[rank=3] " (global)
+# actor's or SkyPilot node's "(Worker[rank=3] pid=..." and "(head, rank=0, pid=..." and Determined's "[rank=3] " (global);
+# MPICH's, Intel MPI's and MS-MPI's "[13] " (global)
 _RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): |^\s*\[(?:\d+,)?(\d+)\]<std|"
-                          rb"^(?:\[[\d;]*m)?\([^()]*?[\[ ]rank=(\d+)[\],]|^\s*\[rank=(\d+)\] ")
+                          rb"^(?:\[[\d;]*m)?\([^()]*?[\[ ]rank=(\d+)[\],]|^\s*\[rank=(\d+)\] |^\[(\d{1,5})\] ")
 _NCCL_HOST = re.compile(rb"^\s*(?:\[\w+\]:)?([\w.-]+):\d+:\d+ \[\d+\] NCCL")
 # a launcher's prefix that names a host: pdsh's (DeepSpeed's launcher) "worker-3: ...", or Ray's worker prefix
 # (rawlogs.RAY_WORKER) by its ip=: a job host or address, as job.yaml names them
@@ -532,7 +533,7 @@ class _FileReader:
             inner = _RANK_PREFIX.match(raw[m.end():])
             return int(inner.group(2)) if inner is not None and inner.group(1) == b"rank" else int(m.group(3))
         if m.group(1) is None:  # mpirun's, horovodrun's or Ray's global rank
-            return int(m.group(4) or m.group(5) or m.group(6))
+            return int(m.group(4) or m.group(5) or m.group(6) or m.group(7))
         local = int(m.group(2))
         ranks = self.local_ranks.get(self.lf.host or "", [])
         return ranks[local] if local < len(ranks) else None

@@ -799,6 +799,9 @@ def parse_json_probe(text: str, file: str, probe: str) -> Reading:
 
 
 MAX_TEXT_SIGNALS = 50  # a command's warning lines past this many are counted with the last, not kept
+# what Kubernetes reports at its Normal level that ended a pod: the scheduler's 'Preempted' event ('Preempted by pod
+# <uid> on node <node>'), and the container's last state 'OOMKilled' (its documented event reasons and states)
+_KUBE_REASON = re.compile(r"\b(?:Preempted|OOMKilled)\b")
 
 
 @reads("the text output of a command")
@@ -809,7 +812,7 @@ def parse_text_probe(text: str, file: str, probe: str) -> Reading:
     faulty."""
     r = Reading()
     for n, line in numbered_lines(text):
-        if content_level(line) in ("warning", "error", "fatal"):
+        if content_level(line) in ("warning", "error", "fatal") or _KUBE_REASON.search(line):
             if len(r.signals) >= MAX_TEXT_SIGNALS:
                 r.signals[-1].count += 1
                 continue

@@ -105,6 +105,11 @@ class Job(BaseModel):
     def _none_as_empty(cls, v: Any) -> Any:
         return [] if v is None else v  # a key left empty ("checkpoints:" and no items) is an empty list
 
+    @field_validator("history", mode="before")
+    @classmethod
+    def _ids_as_text(cls, v: Any) -> Any:
+        return [str(x) if isinstance(x, int) else x for x in v] if isinstance(v, list) else v  # Slurm's job ids
+
     @field_validator("framework", mode="before")
     @classmethod
     def _known_framework(cls, v: Any) -> Any:
