@@ -19,7 +19,7 @@ def test_the_committed_incidents_are_what_the_writers_write(tmp_path: Path) -> N
     runpy.run_path(str(INCIDENTS / "build.py"))["main"](tmp_path)
     built = {p.name: _files(p) for p in tmp_path.glob("*.tgz")}
     committed = {p.name: _files(p) for p in INCIDENTS.glob("*.tgz")}
-    assert built.keys() == committed.keys() and len(built) >= 30
+    assert built.keys() == committed.keys() and len(built) >= 48
     assert [name for name in built if built[name] != committed[name]] == []
 
 

@@ -1,4 +1,4 @@
-"""Writes the hand-made multi-node incidents (evals/incidents/*.tgz) from the four writers beside this file, each
+"""Writes the hand-made multi-node incidents (evals/incidents/*.tgz) from the writers beside this file, each
 bundle packed the same way every run (sorted members, no times), so a rebuild changes only what a writer changed.
 
 Run `python evals/incidents/build.py` after editing a writer; the committed tarballs are what the eval reads.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 WRITERS = ["write_hardware_network.py", "write_hardware_network_2.py", "write_infra_user_data.py",
-           "write_user_infra_2.py"]
+           "write_user_infra_2.py", "write_mixed.py", "write_mixed_2.py"]
 
 
 def pack(bundle: Path, out: Path) -> None:
