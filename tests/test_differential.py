@@ -249,7 +249,6 @@ def test_the_statement_that_raised_an_error_comes_after_the_error() -> None:
      "job_time_limit"),
     ("FileNotFoundError: Checkpoint at /ckpt/epoch=11-step=48000.ckpt not found. Aborting training.",
      "checkpoint_load_failure"),
-    ("| Warning                   | GPU 5 Detected 2 volatile double-bit ECC       |", "gpu_ecc_uncorrectable"),
 ])
 def test_documented_error_lines_name_their_fault(text: str, fault: str) -> None:
     hits = match_lines(BOOK, [_line(text)])
@@ -282,12 +281,3 @@ def test_a_sockets_enotconn_is_not_a_file_systems_and_an_eio_while_training_is_t
     eio = [_line("OSError: [Errno 5] Input/output error: '/media/data/case_0001.npy'")]
     assert match_lines(BOOK, eio)[0].fault == "storage_checkpoint_write_failure"
     assert match_lines(BOOK, eio, stage="training")[0].fault == "filesystem_mount_failure"  # a data read
-
-
-def test_dcgms_memory_verdict_is_the_gpus_memory() -> None:
-    # dcgmi diag's table and dcgmi health's report, as probe lines (the device's own state)
-    for text in ("| GPU Memory                | Fail - GPU: 5                                  |",
-                 "|       -> Memory system    | Failure                                            |"):
-        hits = match_lines(BOOK, [_line(text).model_copy(update={"where": "probes"})])
-        assert hits and hits[0].fault == "gpu_ecc_uncorrectable", text
-    assert not match_lines(BOOK, [_line("| GPU Memory | Pass - GPUs: 0, 1 |").model_copy(update={"where": "probes"})])
