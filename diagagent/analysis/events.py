@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from diagagent.analysis.guard import Budget
 from diagagent.analysis.logparse import (
+    ELASTIC_SUMMARY_PLACEHOLDERS,
     LEVEL_RANK,
     Level,
     data_bound,
@@ -726,8 +727,7 @@ ONLY_CASCADE_CAUSES = 3
 # torchrun's failure summary around the lines that matter (exitcode, `traceback : Signal 9 (SIGKILL)`): its header,
 # its empty exception line, and its placeholders say nothing of their own (torch.distributed.elastic's documented
 # ChildFailedError output)
-_LAUNCHER_BOILERPLATE = re.compile(r"ChildFailedError:?\s*$|^(?:[\w./-]+|<\*>) FAILED$|first observed failure|"
-                                   r"^\s*error_file\s*:|<NO_OTHER_FAILURES>|^\s*Failures:\s*$")
+_LAUNCHER_BOILERPLATE = re.compile(r"ChildFailedError:?\s*$|^\s*Failures:\s*$|" + ELASTIC_SUMMARY_PLACEHOLDERS)
 
 
 def _only_the_cascade(cands: list[_Candidate]) -> None:

@@ -217,6 +217,10 @@ def without_zero_counts(text: str) -> str:
     """A line without the counters that say nothing went wrong (Megatron's "number of nan iterations:   0")."""
     return _ZERO_COUNTS.sub("", text)
 
+# the lines of torch.distributed.elastic's ChildFailedError summary that say nothing of their own (its documented
+# output): its header "train.py FAILED" (as a template, the script's path masked: "<*> FAILED"), "Root Cause (first
+# observed failure):", "error_file: <N/A>", "<NO_OTHER_FAILURES>"
+ELASTIC_SUMMARY_PLACEHOLDERS = r"^(?:[\w./-]+|<\*>) FAILED$|first observed failure|^\s*error_file\s*:|<NO_OTHER_FAILURES>"
 # what a rank prints when a peer failed: timeouts, lost peers, aborted communicators, the launcher's kill and summary
 _CASCADE = re.compile(
     r"watchdog|timed? ?out\b|timeout|heartbeat|remote (?:process|peer|rank|end)|by peer|peer (?:closed|reset|"
@@ -237,10 +241,9 @@ _CASCADE = re.compile(
     r"Main process exited, code=|Failed with result '|"
     r"worker group|rendezvous|DistStoreError|DistNetworkError|exited prematurely|failed to (?:recv|send|receive)|"
     r"recv(?:ing)? .{0,40}failed|socket|"
-    # the elastic agent's summary of a worker's failure (under ChildFailedError): "train.py FAILED", "Root Cause
-    # (first observed failure):", "traceback : Signal 9 (SIGKILL) received by PID 48213", "error_file: <N/A>"; a
-    # template masks the script's path: "<*> FAILED"
-    r"^(?:[\w./-]+|<\*>) FAILED$|first observed failure|^\s*traceback\s*: |^\s*error_file\s*:|<NO_OTHER_FAILURES>",
+    # the elastic agent's summary of a worker's failure (under ChildFailedError): the placeholders above, and "traceback :
+    # Signal 9 (SIGKILL) received by PID 48213"
+    + ELASTIC_SUMMARY_PLACEHOLDERS + r"|^\s*traceback\s*: ",
     re.IGNORECASE)
 
 
