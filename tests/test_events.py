@@ -420,3 +420,80 @@ def test_ranks_read_off_horovod_mpirun_and_ray_prefixes(tmp_path: Path) -> None:
     assert rank == {"ValueError": 2, "KeyError": 3, "ZeroDivisionError": 1, "RuntimeError": 5}
     ray = next(e for e in f.events if e.template.startswith("ZeroDivisionError"))
     assert ray.raised_at is not None and ray.raised_at.line == 2
+
+
+def _text(*lines: str) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def _megatron(first: int, last: int, minute: int = 3) -> list[str]:
+    return [f" [2026-11-21 06:{minute + (it - first) // 15:02d}:{(it - first) * 4 % 60:02d}] iteration {it:8d}/"
+            f"  300000 | elapsed time per iteration (ms): 3646.2 | lm loss: 2.710795E+00 |"
+            for it in range(first, last + 1)]
+
+
+def _two_hosts(framework: str) -> str:
+    return (f'job_id: "9"\nframework: {framework}\nstatus: failed\nnodes:\n  - {{host: a, ranks: [0]}}\n'
+            "  - {host: b, ranks: [1]}\n")
+
+
+def test_a_save_that_ends_with_no_start_leaves_the_job_training_and_a_rank_with_no_steps_trained_with_it(
+        tmp_path: Path) -> None:
+    # Megatron-LM prints only ' saved checkpoint from iteration N' (no start of the save); one node's file logs no
+    # step of its own, and its startup words came long before the kill
+    steps = _megatron(6501, 6520)
+    saved = " [2026-11-21 06:03:45] saved checkpoint from iteration    6510 to /ckpt [ t 1/8, p 1/2 ]"
+    files = {
+        "logs/a/out.log": _text("gpu-a:1:1 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>", "training ...",
+                                *steps[:10], saved, *steps[10:]),
+        "logs/b/out.log": _text("gpu-b:1:1 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.2<0>", saved,
+                                "slurmstepd: error: Detected 1 oom_kill event in StepId=88124.0. Some of the step "
+                                "tasks have been OOM Killed."),
+    }
+    f = _analyze(fx.write(tmp_path / "save", files, _two_hosts("megatron")))
+    assert f.causes()[0].first.file == "logs/b/out.log"
+    assert f.stage == "training"
+
+
+def test_a_rank_with_no_steps_of_its_own_failing_after_its_save_words_is_in_checkpoint(tmp_path: Path) -> None:
+    # NeMo's non-zero ranks print no progress: the save's words after the error, not the startup's before it, say
+    # where the job was (incident nemo-default-prefix-lustre-evict-ckpt-eio-4node's shape)
+    files = {
+        "logs/a/out.log": _text("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2", *_megatron(4001, 4020)),
+        "logs/b/out.log": _text(
+            "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2",
+            "Traceback (most recent call last):",
+            '  File "/usr/lib/python3/dist-packages/megatron/core/dist_checkpointing/strategies/filesystem_async.py", '
+            "line 278, in write_preloaded_data",
+            '    with open(file_name, "wb") as stream:',
+            "OSError: [Errno 5] Input/output error: '/lustre/ckpt/step=4020/__1_0.distcp'",
+            "[rank1]: Traceback (most recent call last):",
+            '[rank1]:   File "/opt/NeMo/nemo/lightning/pytorch/callbacks/model_checkpoint.py", line 432, in '
+            "_save_checkpoint",
+            "[rank1]:     trainer.save_checkpoint(ckpt_filepath)"),
+    }
+    f = _analyze(fx.write(tmp_path / "nemo", files, _two_hosts("nemo")))
+    assert f.causes()[0].first.file == "logs/b/out.log" and f.causes()[0].first.line == 5
+    assert f.stage == "checkpoint"
+
+
+def test_a_model_running_under_an_evaluation_is_in_eval_and_a_wrap_broadcasting_weights_is_init(tmp_path: Path) -> None:
+    job = 'job_id: "9"\nframework: ray\nstatus: failed\nnodes:\n  - {host: a, ranks: [0]}\n'
+    steps = [f"2026-11-27 11:{m:02d}:00,000 INFO step {s} | loss 0.70" for m, s in enumerate(range(1950, 2001, 50))]
+    crash = ["Traceback (most recent call last):",
+             '  File "/mnt/code/vit_ft.py", line 171, in train_func', "    logits = model(images)",
+             '  File "/usr/lib/python3/site-packages/timm/models/vision_transformer.py", line 853, in forward',
+             "    x = self.forward_features(x)", "RuntimeError: CUDA error: unknown error",
+             "2026-11-27 11:16:04,102 ERROR worker died"]
+    files = {"logs/a/out.log": _text(*steps, "2026-11-27 11:05:00,000 INFO step 2000 done; running evaluation", *crash)}
+    assert _analyze(fx.write(tmp_path / "eval", files, job)).stage == "eval"
+    wrap = ["Traceback (most recent call last):",
+            '  File "/home/ray/train_llm.py", line 96, in train_loop_per_worker',
+            '    model = ray.train.torch.prepare_model(model, parallel_strategy="fsdp")',
+            ('  File "/usr/lib/python3/site-packages/torch/distributed/fsdp/_init_utils.py", line 650, in '
+             "_sync_module_params_and_buffers"), "    _sync_params_and_buffers(",
+            '  File "/usr/lib/python3/site-packages/torch/distributed/utils.py", line 315, in _sync_params_and_buffers',
+            "    dist._broadcast_coalesced(",
+            "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:2006, internal error"]
+    assert _analyze(fx.write(tmp_path / "wrap", {"logs/a/out.log": _text(*wrap)}, job)).stage == "init"
+

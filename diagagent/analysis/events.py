@@ -25,6 +25,7 @@ from diagagent.analysis.logparse import (
     finished_bar,
     is_cascade,
     line_kind,
+    names_a_stage,
     saved_step,
     split_header,
     stage_of_collective,
@@ -304,6 +305,13 @@ def _stage_at(scan: LogScan, occ: Occurrence | None, tl: _Timeline) -> StageName
             # with no words it was training
             fallback = "training" if began_mid_run else occ.stage
             return _stage_of_words_around(scan, occ) or fallback  # type: ignore[return-value]
+        if occ.stage == "init" and own.last_iteration is None \
+                and all(line > occ.line for line, _, _ in own.transitions):
+            # a file that logged no step of its own in a job whose other files did (a rank that prints no progress):
+            # its 'init' is only where it began, and its startup words were said before the job trained; what it said
+            # of a save or an eval decides, else it was training (NeMo's non-zero ranks writing a checkpoint,
+            # incident nemo-default-prefix-lustre-evict-ckpt-eio-4node)
+            return _stage_of_words_around(scan, occ, past_init=True) or "training"
         return occ.stage  # type: ignore[return-value]
     if tl.last_iteration is None:  # no iteration logged: init only when the words around the failure say so ...
         said = _stage_of_words_around(scan, occ)
@@ -315,27 +323,28 @@ def _stage_at(scan: LogScan, occ: Occurrence | None, tl: _Timeline) -> StageName
     return Counter(ends).most_common(1)[0][0] if ends else "training"  # type: ignore[return-value]
 
 
-def _stage_of_words_around(scan: LogScan, occ: Occurrence | None) -> StageName | None:
+def _stage_of_words_around(scan: LogScan, occ: Occurrence | None, past_init: bool = False) -> StageName | None:
     """A job that logged no iteration: what the cited line's raising frame and words, else the nearest lines before
-    it in its file (then after it: a process table, reversed frames), say it was doing; None when nothing does."""
+    it in its file (then after it: a process table, reversed frames), say it was doing; None when nothing does.
+    `past_init`: the job is known to have trained, and words of its startup say nothing of when it failed."""
     if occ is None:
         return None
     texts = [occ.raised_at[1]] if occ.raised_at is not None else []
     texts.append(occ.text)
-    own = next((stage for stage in map(stage_of_words, texts) if stage), None)
+    own = next((stage for stage in map(stage_of_words, texts) if stage and not (past_init and stage == "init")), None)
     if own is not None:
         return own  # type: ignore[return-value]
     summary = next((f for f in scan.files if f.file == occ.file), None)
     others = [o for per_host in scan.first.values() for o in per_host.values() if o.file == occ.file]
     seen = [(o.line, stage_of_words(o.text)) for o in others]
     said = [(line, stage) for line, stage, _ in summary.word_stages] if summary is not None else []
-    around = sorted((line > occ.line, abs(line - occ.line), stage)
-                    for line, stage in seen + said if stage is not None and line != occ.line)
+    around = sorted((line > occ.line, abs(line - occ.line), stage) for line, stage in seen + said
+                    if stage is not None and line != occ.line and not (past_init and stage == "init"))
     if around:
         return around[0][2]  # type: ignore[return-value]
     # no words anywhere: the sequence number of a watchdog timeout, its own or the nearest one's
     timeouts = sorted((abs(o.line - occ.line), o.line, stage) for o in [occ, *others]
-                      if (stage := stage_of_collective(o.text)) is not None)
+                      if (stage := stage_of_collective(o.text)) is not None and not (past_init and stage == "init"))
     return timeouts[0][2] if timeouts else None  # type: ignore[return-value]
 
 
@@ -852,7 +861,13 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
     top_cause = next((c for c in sorted(cands, key=lambda c: -c.score) if c.role == "cause"), None)
     cited = _cited_on(top_cause, roots) if top_cause else None
     stage = _frames_stage(list(cited.frames), tl) if cited is not None and cited.frames else None
-    if stage is not None:
+    if stage == "training" and not names_a_stage(list(cited.frames)) and _stage_at(scan, cited, tl) == "eval":
+        # frames that show only the model running (train_func -> forward, no step named) run in an evaluation too:
+        # the job's markers say which (Ray Train's 'running evaluation' and Eval bar before an Xid 79 in forward,
+        # incident raytrain-crlf-xid79-eval-2node)
+        stage = "eval"
+        notes.append("stage from the job's markers, the traceback's functions showing only the model running: eval")
+    elif stage is not None:
         notes.append(f"stage from the functions of the traceback: {stage}")
     cut = [f for f in scan.files if f.cut_traceback is not None]
     cut_stage = _frames_stage(list(cut[0].cut_traceback[2]), tl) if cut else None  # type: ignore[index]

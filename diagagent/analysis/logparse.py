@@ -585,6 +585,13 @@ def stage_of_frames(functions: list[str]) -> str | None:
     return None
 
 
+def names_a_stage(functions: list[str]) -> bool:
+    """Whether a traceback's functions name a stage (a training step, an evaluation, a save, a setup), beyond a model
+    that ran (its forward, a batch fetched), which happens in training and evaluation alike."""
+    return bool(functions) and functions[-1] == "<module>" or any(
+        pattern.search(f) for f in functions for _, pattern in _STAGE_OF_FUNCTIONS) or _set_up_only(functions)
+
+
 def _set_up_only(functions: list[str]) -> bool:
     """Frames that construct or set something up and run no model."""
     return any(_SETTING_UP.search(f) for f in functions) and not any(_RUNNING_MODEL.search(f) for f in functions)
@@ -598,9 +605,13 @@ _TRAIN_ENTRY = re.compile(r"^(?:train|run_training|_inner_training_loop|fit)$")
 _RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_loop)$")
 # a constructor or a setup function with no stage named inside it: dev:transformers-25988 (Trainer.__init__ ->
 # create_accelerator_and_postprocess), dev:torchtitan-2184 (Trainer.__init__ -> parallelize_llama)
-# and a loader run before the loop (dev:pytorch-146157, train -> checkpointer.load_from_path -> dcp.load)
+# and a loader run before the loop (dev:pytorch-146157, train -> checkpointer.load_from_path -> dcp.load); the
+# broadcast of rank 0's weights as DDP or FSDP wraps a model (torch.distributed.utils._sync_params_and_buffers, from
+# DDP's _sync_module_states and FSDP's _init_utils._sync_module_params_and_buffers; incident
+# raytrain-workerfiles-nccl-internal-2node, under Ray Train's prepare_model)
 _SETTING_UP = re.compile(r"^(?:__init__|__post_init__|_?setup\w*|configure_\w+|parallelize\w*|_?build_\w+|"
-                         r"create_\w+|_?init_\w+|prepare|_?load_\w+)$")
+                         r"create_\w+|_?init_\w+|prepare|_?load_\w+|_sync_(?:module_)?params_and_buffers|"
+                         r"_sync_module_states)$")
 
 # What a line's words say the job was doing, for logs without iteration lines or a traceback's frames (a partial
 # paste, a Ray actor's output). Checkpoint and eval first: they happen inside training. Written for the phrasing of
@@ -636,7 +647,11 @@ _STAGE_OF_WORDS: list[tuple[str, re.Pattern[str]]] = [
     # DataLoader 0:', dev:mlcommons-training-results-v4.0-8)
     ("eval", re.compile(r"(?i)\bevaluat(?:e|ion|ing)\b|\bvalidation\b(?! errors? for)(?!: \d)|\beval(?:_step|_loop)?\b|_validate\b|\bval_\w+|"
                         r"\d task/s, elapsed: |\bSanity Checking\b|\bmAP50\b")),
-    ("training", re.compile(r"(?i)\btrain(?:ing|er|_step|_batch|_loop)?\b|fit_loop|optimizer\.step|\bbackward\b|"
+    # (not a word of a hyphenated name: a Kubernetes namespace 'llm-train/titan-llama8b-master-0', incident
+    # k8s-events-errimagepull-torchtitan-4node; fairseq's 'fairseq-train' entry point, a 'trainer-2:' role prefix,
+    # the SageMaker 'sagemaker-training-toolkit', on dev)
+    ("training", re.compile(r"(?i)(?<![\w.]-)\btrain(?:ing|er|_step|_batch|_loop)?\b(?!-\w)|fit_loop|"
+                            r"optimizer\.step|\bbackward\b|"
                             r"rollout|generate_sequences|log_probs?\b|compute_(?:log_prob|ref|values|advantage)|"
                             r"update_(?:actor|policy|critic|weights?)|sleep mode|wake up|\bepoch\b|\bppo\b|\bgrpo\b|"
                             r"\bloss\b|tokens?/s|samples?/s|Skipping step|OVERFLOW!|autocast|"

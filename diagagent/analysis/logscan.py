@@ -1086,6 +1086,11 @@ class _FileReader:
             return
         if marker in ("ckpt_start", "eval_start") and summary.stage not in ("checkpoint", "eval"):
             self.stage_before = summary.stage
+        elif marker in ("ckpt_end", "eval_end") and summary.stage not in ("checkpoint", "eval"):
+            # an end with no start before it (Megatron-LM prints only ' [2026-11-21 06:09:43] saved checkpoint from
+            # iteration    6600 to ...' and 'validation loss at iteration 6600', incident slurm-cgroup-oomkill-
+            # megatron-4node): the job goes on with what it was doing (not back to init)
+            self.stage_before = summary.stage
         new = _STAGE_OF_MARKER.get(marker, self.stage_before)
         if new != summary.stage and summary.stage != "shutdown":
             summary.stage = new
