@@ -277,3 +277,31 @@ def test_a_rank_sigkilled_under_mpirun_is_a_kill_of_unknown_cause_not_the_nfs_st
     d = _diagnose(fx.write(tmp_path / "mpi", files, _job(hosts, 4)))
     assert (d.category, d.fault) == ("infrastructure", "process_killed_unknown")
     assert d.stage == "training" and d.faulty_hosts[:1] == ["hvd-n02"]
+
+
+def test_the_one_node_bootstrapping_nccl_over_docker0_is_named_though_rank_0_reports_the_refused_connect(
+        tmp_path: Path) -> None:
+    # a stale NCCL_SOCKET_IFNAME on one node of four: NCCL's documented INFO lines name each rank's bootstrap
+    # interface; the root rank's connect to the bridge address is refused, and the others lose their peers
+    hosts = ["gn-01", "gn-02", "gn-03", "gn-04"]
+    files = {}
+    for i, h in enumerate(hosts):
+        ifname, ip = ("docker0", "172.17.0.1") if h == "gn-04" else ("ib0", f"10.9.0.1{i + 1}")
+        lines = [f"{h}:5210{i}:5210{i} [0] NCCL INFO Bootstrap : Using {ifname}:{ip}<0>",
+                 f"{h}:5210{i}:5216{i} [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB {ifname}:{ip}<0>"]
+        if h == "gn-01":
+            lines += ["gn-01:52100:52161 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+                      ("gn-01:52100:52161 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to "
+                      "172.17.0.1<43501> failed : Connection refused")]
+        else:
+            lines.append(f"{h}:5210{i}:5216{i} [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by "
+                         "remote peer gn-01<36866>")
+        lines += [("torch.distributed.DistBackendError: NCCL error in: NCCLUtils.hpp:317, remote process exited or "
+                   "there was a network error, NCCL version 2.21.5")]
+        files[f"logs/{h}/rank-{i * 4}.log"] = "\n".join(lines) + "\n"
+    d = _diagnose(fx.write(tmp_path / "ifname", files, _job(hosts, 4)))
+    assert (d.category, d.fault) == ("network", "nccl_bootstrap_failure")
+    assert d.faulty_hosts[:1] == ["gn-04"]
+    own = next(e for e in d.evidence if e.host == "gn-04" and e.role == "cause")
+    assert (own.file, own.line) == ("logs/gn-04/rank-12.log", 1) and "'ib0:" in own.text
+

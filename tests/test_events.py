@@ -497,3 +497,43 @@ def test_a_model_running_under_an_evaluation_is_in_eval_and_a_wrap_broadcasting_
             "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:2006, internal error"]
     assert _analyze(fx.write(tmp_path / "wrap", {"logs/a/out.log": _text(*wrap)}, job)).stage == "init"
 
+
+def test_the_one_node_that_prints_a_set_up_line_unlike_the_others_is_an_odd_one_out(tmp_path: Path) -> None:
+    hosts = ["gn-01", "gn-02", "gn-03", "gn-04"]
+    nodes = "".join(f"  - {{host: {h}, ranks: [{i}], ip: 10.9.0.1{i}}}\n" for i, h in enumerate(hosts))
+    job = f'job_id: "9"\nframework: lightning\nstatus: failed\nnodes:\n{nodes}'
+    files = {}
+    for i, h in enumerate(hosts):
+        ifname, ip = ("docker0", "172.17.0.1") if h == "gn-04" else ("ib0", f"10.9.0.1{i}")
+        files[f"logs/{h}/rank-{i}.log"] = _text(
+            f"{h}:5210{i}:5210{i} [0] NCCL INFO Bootstrap : Using {ifname}:{ip}<0>",
+            f"{h}:5210{i}:5216{i} [0] NCCL INFO ncclCommInitRank comm 0x55d1c8a3e2f{i} rank {i} nranks 4 busId "
+            f"{['18000', '3b000', '86000', 'af000'][i]} - Init START",
+            f"{h}:5210{i}:5216{i} [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB {ifname}:{ip}<0>")
+    odd = _analyze(fx.write(tmp_path / "odd", files, job)).odd_ones_out
+    # the bus ids and pointers differ from node to node by design; the interface differs on gn-04 alone
+    assert [(o.odd.host, o.odd.line, o.alike) for o in odd] == [("gn-04", 1, 3), ("gn-04", 3, 3)]
+    assert odd[0].instead == "ib0:10.9.0.10<0>"
+
+
+def test_a_line_a_ray_driver_repeats_is_cited_from_the_workers_own_file(tmp_path: Path) -> None:
+    # Ray's driver log repeats each worker's output under its '(RayTrainWorker pid=..., ip=...)' prefix, with the
+    # deduplication trailer '[repeated 7x across cluster]' on lines its workers printed alike
+    job = ('job_id: "9"\nframework: ray\nstatus: slow\nnodes:\n  - {host: ray-a, ranks: [0], ip: 10.20.1.11}\n'
+           "  - {host: ray-c, ranks: [1], ip: 10.20.1.13}\n")
+    files = {
+        "logs/ray-a/job-driver.log": _text(
+            "(RayTrainWorker pid=30100, ip=10.20.1.11) ray-a:30100:30312 [0] NCCL INFO Using network IB",
+            "(RayTrainWorker pid=30301, ip=10.20.1.13) ray-c:30301:30519 [1] NCCL INFO NET/IB : No device found. "
+            "[repeated 7x across cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log "
+            "deduplication.)",
+            "(RayTrainWorker pid=30300, ip=10.20.1.13) ray-c:30300:30512 [0] NCCL INFO Using network Socket"),
+        "logs/ray-c/worker-30300.out": _text(
+            "ray-c:30300:30300 [0] NCCL INFO Bootstrap : Using eth0:10.20.1.13<0>",
+            "ray-c:30300:30512 [0] NCCL INFO NET/IB : No device found.",
+            "ray-c:30300:30512 [0] NCCL INFO Using network Socket"),
+    }
+    f = _analyze(fx.write(tmp_path / "ray", files, job))
+    cited = {e.template: (e.first.file, e.first.line) for e in f.events}
+    assert cited["NCCL INFO NET/IB : No device found."] == ("logs/ray-c/worker-30300.out", 2)
+    assert cited["NCCL INFO Using network Socket"] == ("logs/ray-c/worker-30300.out", 3)

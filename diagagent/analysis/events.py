@@ -124,6 +124,15 @@ class MetricAnomaly(BaseModel):
     location: LogLocation
 
 
+class OddOneOut(BaseModel):
+    """A line every node prints alike but one: that node's line, and the others' (a node set up unlike the rest)."""
+
+    odd: LogLocation
+    usual: LogLocation
+    alike: int  # the nodes that print the usual line
+    instead: str  # the usual line's words the odd one has not ('ib0:10.9.0.11<0>' for 'docker0:172.17.0.1<0>')
+
+
 class LogFindings(BaseModel):
     events: list[LogEvent]  # ranked: causes first, then symptoms, then context
     # the last activity: the last progress line of the main log, and the last line the job printed (what a hang's
@@ -141,6 +150,7 @@ class LogFindings(BaseModel):
     # the launcher's summary of the failed rank (torchrun's root-cause block), in words, with where it is
     launcher_failure: str | None = None
     launcher_failure_at: LogLocation | None = None
+    odd_ones_out: list[OddOneOut] = Field(default_factory=list)
     nodes: list[NodeSuspect]  # ranked
     stage: StageName | None
     last_good_iteration: int | None
@@ -559,6 +569,39 @@ def _mentions(text: str, own: str | None, names: dict[str, str]) -> set[str]:
 
 
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w.-]*[A-Za-z0-9]|\d")
+_NUMBER = re.compile(r"0x[0-9a-fA-F]+|\b[0-9a-fA-F]*\d[0-9a-fA-F]*\b|\d+")  # (a bus id '3b000', a pointer)
+MAX_ODD_ONES_OUT = 5
+
+
+def _odd_ones_out(scan: LogScan, names: dict[str, str]) -> list[OddOneOut]:
+    """The info and warning lines that three or more nodes print alike but one, their prefixes aside and what differs
+    from node to node by design (node names and addresses, numbers) masked: a node set up unlike the rest (NCCL
+    bootstrapping over docker0 where the others use ib0, incident fabric-nccl-ifname-docker0-4node; as ByteRobust
+    compares a job's machines with each other). Errors are the events' to weigh; first the shortest lines."""
+    def masked(text: str) -> str:
+        message = split_header(text).message
+        return _NUMBER.sub("#", _NAME_TOKEN.sub(lambda m: "<h>" if m.group(0) in names else m.group(0), message))
+
+    out = []
+    for tid, per_host in scan.first.items():
+        t = scan.templates[tid]
+        if len(per_host) < 3 or t.level >= LEVEL_RANK["error"] or _is_structure(t):
+            continue
+        groups: dict[str, list[str]] = {}
+        for host, occ in per_host.items():
+            groups.setdefault(masked(occ.text), []).append(host)
+            if len(groups) > 2:
+                break
+        if len(groups) != 2:
+            continue
+        (odd_text, odd), (usual_text, usual) = sorted(groups.items(), key=lambda kv: len(kv[1]))
+        if len(odd) == 1:
+            mine = set(odd_text.split())
+            instead = [w for w, m in zip(split_header(per_host[usual[0]].text).message.split(), usual_text.split())
+                       if m not in mine]
+            out.append(OddOneOut(odd=_location(per_host[odd[0]], odd[0]), usual=_location(per_host[usual[0]], usual[0]),
+                                 alike=len(usual), instead=" ".join(instead)[:120]))
+    return sorted(out, key=lambda o: len(o.odd.text))[:MAX_ODD_ONES_OUT]
 
 
 def _node_evidence(scan: LogScan, cands: list[_Candidate], names: dict[str, str]) -> list[NodeSuspect]:
@@ -929,7 +972,7 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
                        cut_tracebacks=cut_at, silent_first=_silent_first(scan.files),
                        launcher_failure=failed[1].describe() if failed else None,
                        launcher_failure_at=LogLocation(file=failed[0].file, line=failed[1].line, host=failed[0].host)
-                       if failed else None,
+                       if failed else None, odd_ones_out=_odd_ones_out(scan, names or {}),
                        first_abnormal_iteration=first_abnormal, slow_from_iteration=tl.slow_from,
                        metric_anomalies=anomalies, lines_read=scan.lines_read, lines_skipped=scan.lines_skipped,
                        templates=len(scan.templates), hosts_with_logs=hosts_total, notes=notes)

@@ -393,6 +393,10 @@ _DATE_WORDS = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|
 _HOST_PORT = re.compile(r"(?<![^\s,;=|\"'\[\](){}<>!])[A-Za-z][\w-]*(?:\.[\w-]+)+(?=:\d)")  # www.a.com:443
 _LIST_OF_VARS = re.compile(r"([\[(])<\*>(?:\s*,\s*<\*>)+\s*,?\s*([\])])")
 _SPACES = re.compile(r"\s+")
+# Ray's log deduplication trailer on a line its workers printed alike: '... [repeated 7x across cluster]', the first
+# time followed by '(Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, ...)' (Ray's
+# documented log deduplication): not the message's (incident raytrain-nccl-socket-fallback-4node)
+_RAY_REPEATED = re.compile(r"\s*\[repeated \d+x across cluster\](?: \(Ray deduplicates logs by default\..*)?$")
 
 
 @dataclass(slots=True, frozen=True)
@@ -1031,6 +1035,8 @@ def mask(message: str, extra: re.Pattern[str] | None = None) -> str:
     shapes, ids) replaced by `<*>`, and runs of spaces made one. `extra` masks job-specific names (the hosts)."""
     if extra is not None:
         message = extra.sub(WILDCARD, message)
+    if "across cluster]" in message:
+        message = _RAY_REPEATED.sub("", message)
     message = _HEX_TOKEN.sub(WILDCARD, message)
     message = _COLON_IDS.sub(WILDCARD, message)
     message = _PATH_TOKEN.sub(WILDCARD, message)

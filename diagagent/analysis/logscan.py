@@ -151,6 +151,8 @@ class Occurrence:
     end_line: int | None = None  # a record a terminal cut over several lines, joined back: its last line
     before: tuple[int, str] | None = None  # the last line the file printed before it (before its traceback, for an
     # exception): what the job was doing when it failed
+    forwarded: bool = False  # a copy in another node's file (a Ray driver's, a launcher's): the host's own file's
+    # line is cited over it
 
 
 @dataclass(slots=True)
@@ -921,7 +923,8 @@ class _FileReader:
     def _first_in_file(self, mid: int, raw: bytes, lineno: int, scan: HostScan) -> None:
         """A message's first line in this file: the host's first occurrence if it is new there; for a warning or
         error, also its first line in this file (for up to FILES_PER_HOST files of the host)."""
-        new_on_host = mid not in scan.first
+        known = scan.first.get(mid)
+        new_on_host = known is None or known.forwarded
         if not new_on_host and self.shaper.levels[mid] < WARNING:
             return
         occ = self._occurrence(raw, lineno, mid)
@@ -938,7 +941,11 @@ class _FileReader:
         scan.counts[mid] += 1
         scan.lines += 1
         if mid not in scan.first:
-            scan.first[mid] = self._occurrence(raw, lineno, mid)
+            occ = scan.first[mid] = self._occurrence(raw, lineno, mid)
+            # another node's line in this node's file: the worker's output a Ray driver repeats under its
+            # '(RayTrainWorker pid=30300, ip=10.20.1.13)' prefix, where the worker's own file holds it too (incident
+            # raytrain-nccl-socket-fallback-4node)
+            occ.forwarded = self.lf.host is not None and host != self.lf.host
 
     def _occurrence(self, raw: bytes, lineno: int, mid: int = -1) -> Occurrence:
         text = _text(raw)
@@ -1242,6 +1249,11 @@ class LogScan:
     # template id -> host -> the latest line (a loss scale's last value, the last retry)
 
 
+def _cited_before(a: Occurrence, b: Occurrence) -> bool:
+    """A host's first line of a message: in its own file before a copy in another node's, then the earlier."""
+    return not a.forwarded if a.forwarded != b.forwarded else _earlier(a, b)
+
+
 def _earlier(a: Occurrence, b: Occurrence) -> bool:
     if a.ts is not None and b.ts is not None and a.ts != b.ts:
         return a.ts < b.ts
@@ -1363,11 +1375,11 @@ def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str
                 templates[tid].count += n
                 occ = scan.first.get(mid)
                 known = here_first.get(tid)
-                if occ is not None and (known is None or _earlier(occ, known)):
+                if occ is not None and (known is None or _cited_before(occ, known)):
                     here_first[tid] = occ
             for tid, occ in here_first.items():
                 known = first.setdefault(tid, {}).get(host)
-                if known is None or _earlier(occ, known):
+                if known is None or _cited_before(occ, known):
                     first[tid][host] = occ
             for mid, occs in scan.in_files.items():
                 tid = tid_of[mid]

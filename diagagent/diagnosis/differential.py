@@ -100,6 +100,7 @@ class Line(BaseModel):
     role: Literal["cause", "symptom", "context"]
     where: Literal["logs", "probes", "findings"]  # findings: what stacks and flows found, in words
     device_state: bool = False  # a probe's or the kernel's line about the device (dmesg, ibstat, nvidia-smi)
+    own_setup: bool = False  # a line its node alone prints so (the others alike): how that node is set up
 
 
 class Hit(BaseModel):

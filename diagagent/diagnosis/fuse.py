@@ -412,6 +412,11 @@ def _differential_lines(a: Analyses) -> list[Line]:
                     continue  # srun's own kill of the step's other tasks: no sign of what killed a rank
                 lines.append(Line(file=loc.file, line=loc.line, host=loc.host, rank=loc.rank, text=loc.text,
                                   role=role, where="logs", device_state=bool(_KERNEL_LINE.search(loc.text))))
+        for odd in a.logs.odd_ones_out:
+            lines.append(Line(file=odd.odd.file, line=odd.odd.line, host=odd.odd.host, rank=odd.odd.rank,
+                              role="cause", where="logs", own_setup=True,
+                              text=f"only {odd.odd.host} of {odd.alike + 1} nodes prints this, the others "
+                                   f"'{odd.instead}' in its place: {odd.odd.text.strip()}"))
         for anomaly in a.logs.metric_anomalies[:3]:
             loc = anomaly.location
             lines.append(Line(file=loc.file, line=loc.line, host=loc.host, text=loc.text, role="cause", where="logs"))
@@ -571,6 +576,11 @@ def _vote_for_the_faults_own_lines(g: _Gathered, decision: Decision, schema: Fai
     own: dict[str, str] = {}  # host -> the signature its lines show
     for h in decision.hits:
         if h.line.where != "logs" or h.line.role == "symptom" or h.signature.strength == "weak":
+            continue
+        if h.line.own_setup and h.line.host:  # the node alone set up so: the fault is its own, whatever its kind
+            if h.line.host not in g.alone:
+                g.votes.add(h.line.host, "logs", 1.0, f"set up unlike the other nodes ({h.signature.id})")
+                g.alone.add(h.line.host)
             continue
         e = event_at.get((h.line.file, h.line.line))
         hosts = e.hosts if e is not None and e.host_count == len(e.hosts) else [h.line.host] if h.line.host else []
