@@ -305,3 +305,42 @@ def test_the_one_node_bootstrapping_nccl_over_docker0_is_named_though_rank_0_rep
     own = next(e for e in d.evidence if e.host == "gn-04" and e.role == "cause")
     assert (own.file, own.line) == ("logs/gn-04/rank-12.log", 1) and "'ib0:" in own.text
 
+
+def test_an_image_pull_that_found_no_disk_is_the_pull_and_a_quota_hit_saving_is_the_shared_store(
+        tmp_path: Path) -> None:
+    # the kubelet's events: the pull failed, and the reason it quotes is containerd's full disk
+    events = [
+        "LAST SEEN   TYPE      REASON                 OBJECT                        MESSAGE",
+        ("12m         Warning   Failed                 pod/train-worker-2            Failed to pull image "
+         '"harbor.internal/llm/titan:2026.11": failed to pull and unpack image: failed to extract layer '
+         "sha256:9f1c: write /var/lib/containerd/io.containerd.content.v1.content/ingest/a1/data: no space left on "
+         "device"),
+        "12m         Warning   Failed                 pod/train-worker-2            Error: ErrImagePull",
+        ("10m         Normal    BackOff                pod/train-worker-2            Back-off pulling image "
+         '"harbor.internal/llm/titan:2026.11"')]
+    files = {"logs/node-a/kubectl-get-events.log": "\n".join(events) + "\n",
+             "logs/node-b/master.log": "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n"}
+    d = _diagnose(fx.write(tmp_path / "pull", files, _job(["node-a", "node-b"], 8)))
+    assert (d.category, d.fault, d.stage) == ("infrastructure", "container_image_pull_failure", "init")
+    # errno EDQUOT while a checkpoint is written: the store's quota, with no node to evict
+    save = "\n".join([*(f"[NeMo I 2026-11-22 14:{m:02d}:00 train:1] step {s} | reduced_train_loss: 2.31"
+                        for m, s in enumerate(range(4990, 5001, 5))),
+                      "[NeMo I 2026-11-22 14:24:45 model_checkpoint:497] Saving checkpoint for step 5000",
+                      "OSError: [Errno 122] Disk quota exceeded: '/mnt/ckpt/step=5000/__0_0.distcp'"])
+    files = {f"logs/{h}/train.log": save + "\n" for h in ("node-a", "node-b")}
+    d = _diagnose(fx.write(tmp_path / "quota", files, _job(["node-a", "node-b"], 8)))
+    assert (d.fault, d.stage) == ("storage_checkpoint_write_failure", "checkpoint")
+    assert "evict" not in [p.kind for p in d.proposals]
+
+
+def test_slurms_cancel_for_the_time_limit_is_the_cause_not_a_kill_set_off_elsewhere(tmp_path: Path) -> None:
+    lines = [f"2026-11-24T05:5{i}:00+00:00 gpu-e05 train[88120]: Epoch 2, global step {14000 + i * 50}: "
+             f"'val/top1' reached 0.78" for i in range(5)]
+    lines += [("2026-11-24T06:00:12+00:00 gpu-e05 slurmstepd[88079]: error: *** JOB 918273 ON gpu-e05 CANCELLED AT "
+              "2026-11-24T06:00:12 DUE TO TIME LIMIT ***"),
+              "2026-11-24T06:00:12+00:00 gpu-e05 kernel: mlx5_core 0000:41:00.0: FWTracer: Events were lost"]
+    d = _diagnose(fx.write(tmp_path / "tl", {"logs/gpu-e05/journal.log": "\n".join(lines) + "\n"},
+                           _job(["gpu-e05"], 8)))
+    assert d.fault == "job_time_limit"
+    first = next(e for e in d.evidence if e.role == "cause")
+    assert (first.file, first.line) == ("logs/gpu-e05/journal.log", 6)

@@ -177,6 +177,11 @@ def test_ibstat_perfquery_nccl_json() -> None:
     assert old.values["avg_busbw"][0] == 50.3333 and old.values["max_busbw"][0] == 120.93
     j = parse_json_probe((FIX / "gpu-burn.json").read_text(), "f", "gpu-burn")
     assert j.signals[0].kind == "probe_fail" and j.values["metric:errors"][0] == 12
+    # the line cited is what the probe found, its detail, where the JSON is laid out a key a line
+    laid_out = parse_json_probe('{\n  "probe": "lfs quota",\n  "status": "fail",\n  "detail": "/lustre: 100% of the '
+                                'hard limit"\n}', "f", "lfs")
+    assert laid_out.signals[0].line == 4
+    assert laid_out.signals[0].text.strip() == '"detail": "/lustre: 100% of the hard limit"'
 
 
 def _probe_bundle(root: Path) -> Path:

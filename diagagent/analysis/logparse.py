@@ -256,12 +256,16 @@ _CASCADE = re.compile(
 _OWN_CALL = re.compile(r"\bCall to ibv_\w+ failed|\bSocket creation failed\b|\bAddress already in use\b|"
                        r"server socket has failed to (?:bind|listen)")
 _INNER_ERROR = re.compile(r"(?:exception|error)\s*:\s*", re.IGNORECASE)
+# Slurm's cancel that names its own reason for ending the job ('slurmstepd: error: *** JOB 918273 ON gpu-e05 CANCELLED
+# AT 2026-11-24T06:00:12 DUE TO TIME LIMIT ***', its documented output; incident journald-lightning-slurm-timelimit):
+# the cause, not the kill a failure elsewhere set off (a NODE FAILURE names the batch host, not the failed node)
+_SCHEDULER_REASON = re.compile(r"CANCELLED AT \S+ DUE TO (?:TIME LIMIT|PREEMPTION)")
 
 
 def is_cascade(message: str) -> bool:
     """Words of the cascade a failure sets off on healthy ranks (a peer's timeout, its lost connection, the kill).
     A line that wraps an error ("watchdog thread terminated with exception: NCCL error: X") is judged by X."""
-    if _OWN_CALL.search(message):
+    if _OWN_CALL.search(message) or _SCHEDULER_REASON.search(message):
         return False
     inner = _INNER_ERROR.split(message)[-1]
     return _CASCADE.search(inner or message) is not None

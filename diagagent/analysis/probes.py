@@ -759,7 +759,8 @@ def parse_nccl_tests(text: str, file: str, probe: str = "nccl-tests") -> Reading
 
 @reads('a JSON probe: {"probe": ..., "status": "ok|warn|fail", "detail": ..., "metrics": {...}}')
 def parse_json_probe(text: str, file: str, probe: str) -> Reading:
-    """`{"probe": ..., "status": "ok|warn|fail", "detail": ..., "metrics": {...}}`; the line cited is the status."""
+    """`{"probe": ..., "status": "ok|warn|fail", "detail": ..., "metrics": {...}}`; the line cited is the detail, what
+    the probe found, else the status."""
     r = Reading()
     expected = 'a JSON object {"probe": ..., "status": "ok|warn|fail", "detail": ..., "metrics": {...}}'
     try:
@@ -774,11 +775,9 @@ def parse_json_probe(text: str, file: str, probe: str) -> Reading:
     status = status.lower() if isinstance(status, str) else ""
     name = data.get("probe")
     name = name if isinstance(name, str) and name else probe
-    line_no, line_text = 1, text.split("\n", 1)[0]
-    for n, line in numbered_lines(text):
-        if '"status"' in line:
-            line_no, line_text = n, line
-            break
+    lines = list(numbered_lines(text))
+    line_no, line_text = next(((n, line) for key in ('"detail"', '"status"') for n, line in lines if key in line),
+                              (1, text.split("\n", 1)[0]))
     detail = str(data.get("detail", ""))[:500]
     if status in ("fail", "failed", "error", "critical"):
         _sig(r, file, name, line_no, line_text, "probe_fail", "error", f"probe {name} failed: {detail}",
