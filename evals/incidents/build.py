@@ -16,8 +16,9 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# a writer is a script, or a folder whose build.py runs the modules beside it
 WRITERS = ["write_hardware_network.py", "write_hardware_network_2.py", "write_infra_user_data.py",
-           "write_user_infra_2.py", "write_mixed.py", "write_mixed_2.py"]
+           "write_user_infra_2.py", "write_mixed.py", "write_mixed_2.py", "write_mixed_3.py", "write_mixed_4"]
 
 
 def pack(bundle: Path, out: Path) -> None:
@@ -36,10 +37,13 @@ def main(out: Path = HERE) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for writer in WRITERS:
             work = Path(tmp) / writer.removesuffix(".py")
-            work.mkdir()
-            shutil.copy(HERE / writer, work / "build.py")
-            subprocess.run([sys.executable, str(work / "build.py")], check=True, stdout=subprocess.DEVNULL)
-            for bundle in sorted(p for p in work.iterdir() if p.is_dir()):
+            if (HERE / writer).is_dir():
+                shutil.copytree(HERE / writer, work)
+            else:
+                work.mkdir()
+                shutil.copy(HERE / writer, work / "build.py")
+            subprocess.run([sys.executable, "-B", str(work / "build.py")], check=True, stdout=subprocess.DEVNULL)
+            for bundle in sorted(p for p in work.iterdir() if (p / "job.yaml").is_file()):
                 pack(bundle, out / f"{bundle.name}.tgz")
                 print(f"{bundle.name}.tgz")
 
