@@ -55,6 +55,15 @@ def test_a_list_key_left_empty_is_an_empty_list_and_numeric_ids_are_text() -> No
     assert Job.from_yaml('job_id: "7"\nhistory: [5511804, job-6]\n').history == ["5511804", "job-6"]  # Slurm's ids
 
 
+def test_a_node_the_scheduler_never_placed_is_left_out_and_noted_not_a_refused_job() -> None:
+    # a KubeRay worker pod still Pending has no host: 'host: null, ip: null, state: Pending'
+    job = Job.from_yaml('job_id: "7"\nnodes:\n  - {host: gpu-1, ranks: [0]}\n'
+                        "  - {host: null, ip: null, state: Pending, ranks: [1]}\n  - {host: gpu-3, ranks: [2]}\n")
+    assert job.hosts == ["gpu-1", "gpu-3"] and job.rank_to_host == {0: "gpu-1", 2: "gpu-3"}
+    note = "nodes[1] names no host (a node never placed, as a pending pod): left out of the job's nodes"
+    assert job.load_notes == [(4, note)]
+
+
 def test_invalid_yaml_and_missing_job_yaml(tmp_path: Path) -> None:
     with pytest.raises(BundleError, match="not valid YAML"):
         Job.from_yaml("job_id: [unclosed\n")

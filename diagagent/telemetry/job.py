@@ -151,6 +151,13 @@ class Job(BaseModel):
         node, data = safe_yaml(text, display_name, limits)
         if not isinstance(data, dict):
             raise BundleError(display_name, "expected a mapping of job fields (job_id, nodes, ...)", 1)
+        # a node with no host (a pod the scheduler never placed: 'host: null, state: Pending') holds no telemetry:
+        # left out and noted, not a reason to refuse the job
+        nodes = data.get("nodes")
+        unplaced = [i for i, n in enumerate(nodes) if isinstance(n, dict) and n.get("host") in (None, "")] \
+            if isinstance(nodes, list) else []
+        if unplaced:
+            data = {**data, "nodes": [n for i, n in enumerate(nodes) if i not in unplaced]}
         try:
             job = cls.model_validate(data)
         except ValidationError as exc:
@@ -163,7 +170,9 @@ class Job(BaseModel):
             more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
             raise BundleError(display_name, f"key '{key}': {err['msg']}{got_text}{more}",
                               _yaml_line(node, loc)) from exc
-        job._notes = _check_sizes(job, limits, display_name, node)
+        unplaced_note = "names no host (a node never placed, as a pending pod): left out of the job's nodes"
+        job._notes = [(_yaml_line(node, ("nodes", i)), f"nodes[{i}] {unplaced_note}") for i in unplaced]
+        job._notes += _check_sizes(job, limits, display_name, node)
         return job
 
     # --- rank geometry -------------------------------------------------------------------------------
