@@ -344,3 +344,16 @@ def test_slurms_cancel_for_the_time_limit_is_the_cause_not_a_kill_set_off_elsewh
     assert d.fault == "job_time_limit"
     first = next(e for e in d.evidence if e.role == "cause")
     assert (first.file, first.line) == ("logs/gpu-e05/journal.log", 6)
+
+
+def test_a_job_that_waited_for_machines_until_its_deadline_is_the_capacity_not_the_deadline(tmp_path: Path) -> None:
+    # GKE's cluster autoscaler could not add the GPU nodes; the RayJob's activeDeadlineSeconds then passed
+    events = [
+        "LAST SEEN   TYPE      REASON             OBJECT                    MESSAGE",
+        ("52s         Warning   FailedScaleUp      pod/ray-gpu-worker-fm7wd  Node scale up in zones us-central1-a "
+         "associated with this pod failed: GCE out of resources. Pod is at risk of not being scheduled."),
+        ("30s         Warning   DeadlineExceeded   rayjob/qwen-sft           The RayJob has passed the "
+         "activeDeadlineSeconds. DeadlineExceeded")]
+    files = {"logs/head/submitter.log": "Job submitted\n", "probes/head/k8s-events.txt": "\n".join(events) + "\n"}
+    d = _diagnose(fx.write(tmp_path / "stockout", files, _job(["head"], 8)))
+    assert (d.category, d.fault) == ("infrastructure", "cloud_capacity_unavailable")
