@@ -55,6 +55,23 @@ def test_a_list_key_left_empty_is_an_empty_list_and_numeric_ids_are_text() -> No
     assert Job.from_yaml('job_id: "7"\nhistory: [5511804, job-6]\n').history == ["5511804", "job-6"]  # Slurm's ids
 
 
+def test_open_mpis_and_yarns_stdout_and_stderr_are_logs_and_other_files_are_counted_not_read(tmp_path: Path) -> None:
+    (tmp_path / "job.yaml").write_text('job_id: "7"\nnodes:\n  - {host: gpu-1, ranks: [0, 1]}\n')
+    files = {"logs/gpu-1/1/rank.1/stdout": "step 1\n", "logs/gpu-1/1/rank.1/stderr": "boom\n",
+             "logs/gpu-1/container_e42_01_000002.stderr": "OSError: HDFS read failed\n",
+             "logs/gpu-1/notes.md": "# what I did\n", "logs/gpu-1/plot.png": "png"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    with Bundle.open(tmp_path) as b:
+        read = {f.file: (f.host, f.rank) for f in b.log_files}
+        issues = [i for i in b.issues if i.file.startswith("logs/")]
+    assert read == {"logs/gpu-1/1/rank.1/stdout": ("gpu-1", 1), "logs/gpu-1/1/rank.1/stderr": ("gpu-1", 1),
+                    "logs/gpu-1/container_e42_01_000002.stderr": ("gpu-1", None)}
+    assert len(issues) == 1 and issues[0].count == 2 and issues[0].lost
+    assert "logs/gpu-1/notes.md" in issues[0].problem and "logs/gpu-1/plot.png" in issues[0].problem
+
+
 def test_a_node_the_scheduler_never_placed_is_left_out_and_noted_not_a_refused_job() -> None:
     # a KubeRay worker pod still Pending has no host: 'host: null, ip: null, state: Pending'
     job = Job.from_yaml('job_id: "7"\nnodes:\n  - {host: gpu-1, ranks: [0]}\n'

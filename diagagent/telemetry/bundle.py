@@ -36,13 +36,18 @@ Part = Literal["logs", "flows", "stacks", "probes"]
 TARBALLS = (".tar.gz", ".tgz", ".tar")
 PARTS: tuple[Part, ...] = ("logs", "flows", "stacks", "probes")
 
-_LOG_SUFFIXES = tuple(f"{base}{packing}" for base in (".log", ".txt", ".out", ".err", ".jsonl", ".ndjson")
-                      for packing in ("", ".gz", ".zst"))
+# a log file's name: what launchers write (rank-3.log, node.out, worker.err, events.jsonl), and the stdout and stderr
+# of Open MPI's --output-filename ('1/rank.9/stdout', its documented layout) and of YARN's containers
+# ('container_e42_..._000002.stderr'; incidents ompi-outfile-horovod-roce-cqe-bond-4node and
+# horovod-spark-petastorm-hdfs-blockmissing-4node)
+_LOG_SUFFIXES = tuple(f"{base}{packing}" for base in (".log", ".txt", ".out", ".err", ".jsonl", ".ndjson", ".stdout",
+                                                       ".stderr") for packing in ("", ".gz", ".zst"))
+_LOG_NAMES = tuple(f"{base}{packing}" for base in ("stdout", "stderr") for packing in ("", ".gz", ".zst"))
 _FLOW_SUFFIXES = (".csv", ".csv.gz", ".parquet")
 
 
 def _strip_suffixes(name: str) -> str:
-    for suffix in (".gz", ".zst", ".txt", ".json", ".jsonl", ".ndjson", ".log", ".out", ".err"):
+    for suffix in (".gz", ".zst", ".txt", ".json", ".jsonl", ".ndjson", ".log", ".out", ".err", ".stdout", ".stderr"):
         name = name.removesuffix(suffix)
     return name
 
@@ -193,13 +198,21 @@ class Bundle:
 
     @cached_property
     def log_files(self) -> list[LogFile]:
-        out = []
+        out, other = [], []
         for p in self._files("logs"):
-            if not p.name.endswith(_LOG_SUFFIXES):
+            if not p.name.endswith(_LOG_SUFFIXES) and p.name not in _LOG_NAMES:
+                other.append(self._rel(p))
                 continue
             rank = rank_from_name(_strip_suffixes(p.name))
+            if rank is None and p.name in _LOG_NAMES:
+                rank = rank_from_name(p.parent.name)  # Open MPI's 'rank.9/stdout'
             host = self._host_of(p, "logs") or (self.job.host_of(rank) if rank is not None else None)
             out.append(LogFile(self._rel(p), host, rank))
+        if other:
+            self.issues.append(ReadIssue(file=other[0], kind="truncated", count=len(other), problem=(
+                f"{len(other)} file(s) under logs/ not read ({', '.join(other[:3])}{', ...' if len(other) > 3 else ''})"
+                ": a log's name ends in .log, .txt, .out, .err, .jsonl, .ndjson, .stdout or .stderr, or is stdout or "
+                "stderr (gzip or zstd packed too)")))
         return out
 
     @cached_property

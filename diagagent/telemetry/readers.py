@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 MAX_LINE_BYTES = 1 << 20  # a line longer than 1 MiB is cut there (and counted)
 BLOCK_BYTES = 1 << 22  # files are read in blocks of this many (decompressed) bytes
 
-_RANK_IN_NAME = re.compile(r"(?:^|[^a-z]|global)rank[-_ ]?(\d+)", re.IGNORECASE)  # not NeMo's "localrank"
+_RANK_IN_NAME = re.compile(r"(?:^|[^a-z]|global)rank[-_. ]?(\d+)", re.IGNORECASE)  # not NeMo's "localrank"; Open
+# MPI's --output-filename folder 'rank.9'
 _RANK_PREFIX = re.compile(r"^\[(rank|default)(\d+)\]:")
 _PROGRESS = re.compile(r"\d+%\|")
 
