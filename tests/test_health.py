@@ -67,6 +67,17 @@ def test_nvidia_smi_notice_of_a_critical_xid() -> None:
     assert _kinds(r)["xid"] == (1, "fatal") and r.signals[0].line == 1
 
 
+def test_a_driver_whose_libraries_and_module_disagree_is_a_signal_in_nvidia_smi_and_dmesg() -> None:
+    # the NVIDIA libraries upgraded under a loaded module: nvidia-smi's and NVRM's documented words
+    smi = parse_nvidia_smi("Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 550.127\n",
+                           "f")
+    assert _kinds(smi)["driver_mismatch"] == (1, "error") and smi.signals[0].line == 1
+    dmesg = parse_dmesg("[Fri Nov 27 04:58:03 2026] NVRM: API mismatch: the client has the version 550.127.05, but\n"
+                        "[Fri Nov 27 04:58:03 2026] NVRM: this kernel module has the version 550.90.07.  Please\n",
+                        "f", load_xid_catalog())
+    assert _kinds(dmesg)["driver_mismatch"] == (1, "error")
+
+
 def test_dcgm_diag_v3_and_v4_tables() -> None:
     v3 = parse_dcgm_diag((FIX / "dcgm-diag-r2-fail.txt").read_text(), "f")
     assert [(s.line, s.device) for s in v3.signals] == [(16, None), (25, "3")]

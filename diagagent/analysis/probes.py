@@ -102,6 +102,9 @@ _SMI_KV = re.compile(r"^(\s*)(\S[^:]*?)\s*:\s*(.*?)\s*$")
 _SMI_CRITICAL_XID = re.compile(r"Detected Critical Xid Error")
 _SMI_LOST = re.compile(r"GPU is lost|Unable to determine the device handle|No devices were found|fallen off the bus",
                        re.IGNORECASE)
+# nvidia-smi where the user-space libraries were upgraded under a loaded kernel module (its documented 'Failed to
+# initialize NVML: Driver/library version mismatch'; incident mpijob-k8s-nvml-mismatch-oci-hook-4node)
+_SMI_NVML_MISMATCH = re.compile(r"Failed to initialize NVML: Driver/library version mismatch")
 _THROTTLE_SECTIONS = ("Clocks Throttle Reasons", "Clocks Event Reasons", "Clocks_event_reasons")
 _THROTTLE_KINDS = {
     "HW Thermal Slowdown": ("thermal_throttle", "error", "hardware thermal slowdown: the GPU is too hot and clocks are cut"),
@@ -170,6 +173,12 @@ def parse_nvidia_smi(text: str, file: str, probe: str = "nvidia-smi", correctabl
         if _SMI_LOST.search(line):
             _sig(r, file, probe, n, line, "gpu_lost", "fatal", "nvidia-smi cannot reach a GPU (lost or fallen off the bus)",
                  "Drain the node and reboot it; reseat or replace the GPU if it recurs.", device=gpu, merge_within=50)
+            continue
+        if _SMI_NVML_MISMATCH.search(line):
+            _sig(r, file, probe, n, line, "driver_mismatch", "error",
+                 "the NVIDIA libraries and the loaded kernel module are of different versions: no GPU can be used on "
+                 "this node",
+                 "Reboot the node (or reload the driver) so they match; keep it out of jobs until then.")
             continue
         if _SMI_CRITICAL_XID.search(line):
             _sig(r, file, probe, n, line, "xid", "fatal", "nvidia-smi reports a critical Xid error on a GPU",
@@ -390,6 +399,11 @@ _DMESG_PLAIN = (
     (re.compile(r"NVRM: .*(?:RmInitAdapter failed|NV_ERR_RESET_REQUIRED|GspRmAlloc failed)"), "gpu_driver_error",
      "error", "the NVIDIA driver cannot use a GPU (its initialization failed, or it needs a reset)",
      "Drain the node; reset the GPU (nvidia-smi -r) or reboot; replace it if it recurs."),
+    # the kernel module refusing a client library of another version: 'NVRM: API mismatch: the client has the version
+    # 550.127.05, but / NVRM: this kernel module has the version 550.90.07.' (a driver upgraded under a loaded module)
+    (re.compile(r"NVRM: API mismatch: the client has the version"), "driver_mismatch", "error",
+     "the NVIDIA libraries and the loaded kernel module are of different versions: no GPU can be used on this node",
+     "Reboot the node (or reload the driver) so they match; keep it out of jobs until then."),
     # any other NVRM line the driver prints as a failure: a failed call or assertion, or an NV_ERR_ status
     # ('NVRM: rpcRmApiControl_GSP: GspRmControl failed: ... status=0x65', 'NVRM: nvAssertOkFailedNoLog: Assertion
     # failed: Call timed out [NV_ERR_TIMEOUT]', 'NVRM: The NVIDIA probe routine failed for 1 device(s).')
