@@ -357,3 +357,26 @@ def test_a_job_that_waited_for_machines_until_its_deadline_is_the_capacity_not_t
     files = {"logs/head/submitter.log": "Job submitted\n", "probes/head/k8s-events.txt": "\n".join(events) + "\n"}
     d = _diagnose(fx.write(tmp_path / "stockout", files, _job(["head"], 8)))
     assert (d.category, d.fault) == ("infrastructure", "cloud_capacity_unavailable")
+
+
+def test_an_xid_13_in_dmesg_on_every_node_after_a_commit_is_the_jobs_kernel_not_the_gpus(tmp_path: Path) -> None:
+    # the catalog calls Xid 13 an application's fault (info: no sign against a node), but it is the driver's word on
+    # what the job's kernel did, beside the 'misaligned address' every rank prints
+    hosts = ["n1", "n2"]
+    files = {}
+    for i, h in enumerate(hosts):
+        files[f"logs/{h}/train.log"] = "\n".join([
+            f"{i * 8}: Training epoch 0, iteration 1537/100000 | lr: 0.0003 | reduced_train_loss: 2.41",
+            f"{i * 8}: [rank{i * 8}]: RuntimeError: CUDA error: misaligned address",
+            f"srun: error: {h}: tasks 0-7: Killed"]) + "\n"
+        files[f"probes/{h}/dmesg.txt"] = (
+            f"[Fri Nov 27 10:05:59 2026] NVRM: Xid (PCI:0000:5d:00): 13, pid=18022{i}, name=pt_main_thread, "
+            "Graphics SM Warp Exception on (GPC 4, TPC 5, SM 0): Misaligned Address\n")
+    window = "started_at: 2026-11-27T10:00:00Z\nended_at: 2026-11-27T10:07:00Z\n"
+    d = _diagnose(fx.write(tmp_path / "xid13", files, _job(hosts, 8, window)))
+    assert (d.category, d.fault) == ("user_code", "gpu_graphics_exception")
+    assert any(e.file == "probes/n1/dmesg.txt" and e.line == 1 and e.role == "cause" for e in d.evidence)
+    assert d.faulty_hosts == []
+    # the same Xid from the night before the job is no word on it (the simulator's red herring on a healthy node)
+    d = _diagnose(fx.write(tmp_path / "old", files, _job(hosts, 8, window.replace("27T10", "28T10"))))
+    assert not any(e.file == "probes/n1/dmesg.txt" for e in d.evidence)

@@ -20,7 +20,7 @@ from diagagent.diagnosis.analyses import INCOMPLETE_CONFIDENCE, Analyses, Progre
 from diagagent.diagnosis.confidence import explain
 from diagagent.diagnosis.differential import Decision, Hit, Line, decide, match_lines
 from diagagent.diagnosis.slow import slow_is_not_a_hang
-from diagagent.telemetry import Bundle
+from diagagent.telemetry import Bundle, Job, parse_timestamp
 
 if TYPE_CHECKING:
     from diagagent.analysis.stacks import StackCluster
@@ -33,6 +33,7 @@ NAMED_FLOOR = 0.3  # ... and at least this fused score
 MAX_NAMED = 8  # L4 recommends its top 8 nodes
 MAX_LOG_CAUSES = 4
 MAX_SAME_ERROR = 2  # lines of one cause event on other ranks, cited beside its first
+XID_SLACK_S = 120.0  # a kernel clock and a job's recorded start or end this far apart still agree
 MAX_PROBE_LINES = 4
 MAX_THREAD_DUMPS_CITED = 2
 SCHEMA_TIE = 0.02  # two schemata of other categories this close in score: the match tells neither (dev:transformers-25988
@@ -392,7 +393,7 @@ def _differential_lines(a: Analyses) -> list[Line]:
     metric anomalies, each probe signal, and the stack and flow findings in words, with the role the analyzers gave
     each. Where the probes found faulty nodes, what other nodes' logs say is the cascade."""
     lines: list[Line] = []
-    health = a.health
+    health, job = a.health, a.bundle.job
     faulty = {n.host for n in health.nodes if n.verdict == "faulty"} if health is not None and health.present else set()
     if a.logs is not None:
         teardown = {}  # file -> the first line where srun started tearing the step down
@@ -423,7 +424,7 @@ def _differential_lines(a: Analyses) -> list[Line]:
     if health is not None and health.present:
         for node in health.nodes:
             for signal in node.signals:
-                if signal.severity in ("fatal", "error", "warning"):
+                if signal.severity in ("fatal", "error", "warning") or _xid_of_the_job(signal.kind, signal.text, job):
                     lines.append(Line(file=signal.file, line=signal.line, host=node.host, text=signal.text,
                                       role="cause" if node.verdict == "faulty" else "context", where="probes",
                                       device_state=signal.kind != "text_probe"))  # (a command's words, no state)
@@ -442,6 +443,17 @@ def _differential_lines(a: Analyses) -> list[Line]:
                           host=c.hosts[0] if c and c.hosts else None, rank=c.ranks[0] if c and c.ranks else None,
                           text=text, role="cause", where="findings"))
     return lines
+
+
+def _xid_of_the_job(kind: str, text: str, job: Job) -> bool:
+    """An Xid the catalog calls an application's fault (13, 43: info, no sign against the node), printed while the job
+    ran: the driver's word on what the job's kernels did (incident nemorun-slurm-xid13-misaligned-customkernel-4node).
+    Not one from before the job started (an old Xid 13 on a healthy node), nor one with no time to tell."""
+    if kind != "xid" or job.started_at is None:
+        return False
+    at = parse_timestamp(text)
+    end = job.ended_at.timestamp() if job.ended_at is not None else None
+    return at is not None and at >= job.started_at.timestamp() - XID_SLACK_S and (end is None or at <= end + XID_SLACK_S)
 
 
 # the progress bar of Hugging Face datasets' map and filter (tqdm with its unit " examples": "Running tokenizer on
