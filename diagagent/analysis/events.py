@@ -339,9 +339,13 @@ def _stage_of_words_around(scan: LogScan, occ: Occurrence | None, past_init: boo
     `past_init`: the job is known to have trained, and words of its startup say nothing of when it failed."""
     if occ is None:
         return None
+
+    def telling(stage: str | None) -> bool:
+        return stage is not None and not (past_init and stage == "init")
+
     texts = [occ.raised_at[1]] if occ.raised_at is not None else []
     texts.append(occ.text)
-    own = next((stage for stage in map(stage_of_words, texts) if stage and not (past_init and stage == "init")), None)
+    own = next((stage for stage in map(stage_of_words, texts) if telling(stage)), None)
     if own is not None:
         return own  # type: ignore[return-value]
     summary = next((f for f in scan.files if f.file == occ.file), None)
@@ -349,12 +353,12 @@ def _stage_of_words_around(scan: LogScan, occ: Occurrence | None, past_init: boo
     seen = [(o.line, stage_of_words(o.text)) for o in others]
     said = [(line, stage) for line, stage, _ in summary.word_stages] if summary is not None else []
     around = sorted((line > occ.line, abs(line - occ.line), stage) for line, stage in seen + said
-                    if stage is not None and line != occ.line and not (past_init and stage == "init"))
+                    if telling(stage) and line != occ.line)
     if around:
         return around[0][2]  # type: ignore[return-value]
     # no words anywhere: the sequence number of a watchdog timeout, its own or the nearest one's
     timeouts = sorted((abs(o.line - occ.line), o.line, stage) for o in [occ, *others]
-                      if (stage := stage_of_collective(o.text)) is not None and not (past_init and stage == "init"))
+                      if telling(stage := stage_of_collective(o.text)))
     return timeouts[0][2] if timeouts else None  # type: ignore[return-value]
 
 

@@ -594,10 +594,10 @@ def stage_of_frames(functions: list[str]) -> str | None:
 
 
 def names_a_stage(functions: list[str]) -> bool:
-    """Whether a traceback's functions name a stage (a training step, an evaluation, a save, a setup), beyond a model
-    that ran (its forward, a batch fetched), which happens in training and evaluation alike."""
-    return bool(functions) and functions[-1] == "<module>" or any(
-        pattern.search(f) for f in functions for _, pattern in _STAGE_OF_FUNCTIONS) or _set_up_only(functions)
+    """Whether a traceback's functions name a stage (a training step, an evaluation, a save, a load), where
+    stage_of_frames' 'training' may come only from a model that ran (its forward, a batch fetched), which happens in
+    training and evaluation alike."""
+    return any(pattern.search(f) for f in functions for _, pattern in _STAGE_OF_FUNCTIONS)
 
 
 def _set_up_only(functions: list[str]) -> bool:

@@ -105,6 +105,10 @@ _SMI_LOST = re.compile(r"GPU is lost|Unable to determine the device handle|No de
 # nvidia-smi where the user-space libraries were upgraded under a loaded kernel module (its documented 'Failed to
 # initialize NVML: Driver/library version mismatch'; incident mpijob-k8s-nvml-mismatch-oci-hook-4node)
 _SMI_NVML_MISMATCH = re.compile(r"Failed to initialize NVML: Driver/library version mismatch")
+# what a driver/library mismatch means and what to do, as nvidia-smi or NVRM (dmesg) reports it
+_DRIVER_MISMATCH = (("the NVIDIA libraries and the loaded kernel module are of different versions: no GPU can be used "
+                     "on this node"),
+                    "Reboot the node (or reload the driver) so they match; keep it out of jobs until then.")
 _THROTTLE_SECTIONS = ("Clocks Throttle Reasons", "Clocks Event Reasons", "Clocks_event_reasons")
 _THROTTLE_KINDS = {
     "HW Thermal Slowdown": ("thermal_throttle", "error", "hardware thermal slowdown: the GPU is too hot and clocks are cut"),
@@ -175,10 +179,7 @@ def parse_nvidia_smi(text: str, file: str, probe: str = "nvidia-smi", correctabl
                  "Drain the node and reboot it; reseat or replace the GPU if it recurs.", device=gpu, merge_within=50)
             continue
         if _SMI_NVML_MISMATCH.search(line):
-            _sig(r, file, probe, n, line, "driver_mismatch", "error",
-                 "the NVIDIA libraries and the loaded kernel module are of different versions: no GPU can be used on "
-                 "this node",
-                 "Reboot the node (or reload the driver) so they match; keep it out of jobs until then.")
+            _sig(r, file, probe, n, line, "driver_mismatch", "error", *_DRIVER_MISMATCH)
             continue
         if _SMI_CRITICAL_XID.search(line):
             _sig(r, file, probe, n, line, "xid", "fatal", "nvidia-smi reports a critical Xid error on a GPU",
@@ -401,9 +402,7 @@ _DMESG_PLAIN = (
      "Drain the node; reset the GPU (nvidia-smi -r) or reboot; replace it if it recurs."),
     # the kernel module refusing a client library of another version: 'NVRM: API mismatch: the client has the version
     # 550.127.05, but / NVRM: this kernel module has the version 550.90.07.' (a driver upgraded under a loaded module)
-    (re.compile(r"NVRM: API mismatch: the client has the version"), "driver_mismatch", "error",
-     "the NVIDIA libraries and the loaded kernel module are of different versions: no GPU can be used on this node",
-     "Reboot the node (or reload the driver) so they match; keep it out of jobs until then."),
+    (re.compile(r"NVRM: API mismatch: the client has the version"), "driver_mismatch", "error", *_DRIVER_MISMATCH),
     # any other NVRM line the driver prints as a failure: a failed call or assertion, or an NV_ERR_ status
     # ('NVRM: rpcRmApiControl_GSP: GspRmControl failed: ... status=0x65', 'NVRM: nvAssertOkFailedNoLog: Assertion
     # failed: Call timed out [NV_ERR_TIMEOUT]', 'NVRM: The NVIDIA probe routine failed for 1 device(s).')
