@@ -672,3 +672,66 @@ def test_nccls_error_trail_is_cited_only_when_no_warning_says_more(tmp_path: Pat
                          "CUDA device 31000")] + info[2:]  # dev:accelerate-2246: the WARN says what the trail does not
     d = _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": "\n".join(warned) + "\n"})
     assert _cited(d)[:1] == [3] and 4 not in _cited(d)
+
+
+@pytest.mark.parametrize(("line", "fault"), [
+    # a trainer's source checkout reaching for what its class does not have (dev:onetrainer-1187)
+    ("AttributeError: 'MultiTrainer' object has no attribute 'model'", "framework_bug"),
+    # DIGITS' word on a training task SIGKILLed (dev:digits-1362)
+    ("ERROR: error code -9", "process_killed_unknown"),
+    # DeepSpeed's zero_to_fp32 pointed at a folder that is no DeepSpeed checkpoint (dev:xtuner-674)
+    ("FileNotFoundError: can't find *_optim_states.pt files in directory '/root/llava-llama-3-8b-v1_1'",
+     "checkpoint_load_failure"),
+])
+def test_a_pasted_last_line_names_its_fault(tmp_path: Path, line: str, fault: str) -> None:
+    assert _diagnose(tmp_path, {"logs/node-0/stdout.log": line + "\n"}).fault == fault
+
+
+def test_an_attribute_of_none_is_not_taken_for_a_framework_bug(tmp_path: Path) -> None:
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "AttributeError: 'NoneType' object has no attribute 'shape'\n"})
+    assert d.fault != "framework_bug"
+
+
+def test_a_write_cut_short_after_training_steps_fails_the_checkpoint(tmp_path: Path) -> None:
+    """Torch7's torch.save on a full disk, after the epoch's progress lines (dev:opennmt-463): the save failed, so the
+    stage is the checkpoint's, not the training the steps before it show."""
+    lines = [f"Epoch 2 ; Iteration {i}/4000 ; Learning rate 1.0000 ; Source tokens/s 4120 ; Perplexity 31.2"
+             for i in range(3950, 4001, 10)]
+    lines += ["Saving checkpoint to 'model_epoch2_31.20.t7'...",
+              ("/home/u/torch/install/bin/luajit: /home/u/torch/install/share/lua/5.1/torch/File.lua:210: write error: "
+               "wrote 9367499 blocks instead of 31014000 at /home/u/torch/pkg/torch/lib/TH/THDiskFile.c:356")]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    assert (d.fault, d.stage) == ("storage_checkpoint_write_failure", "checkpoint")
+
+
+def test_the_exception_under_the_source_line_that_raised_it_is_cited_as_the_cause(tmp_path: Path) -> None:
+    """A paste cut after its last File line: the `raise` source line repeats the exception's words, but it is code,
+    and the exception is what happened (dev:xtuner-674)."""
+    lines = ["    raise FileNotFoundError(f\"can't find {glob_pattern} files in directory '{checkpoint_dir}'\")",
+             "FileNotFoundError: can't find *_optim_states.pt files in directory '/root/llava-llama-3-8b-v1_1'"]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    assert 2 in _cited(d)
+
+
+def test_a_traceback_that_ends_while_the_arguments_are_parsed_is_at_init(tmp_path: Path) -> None:
+    """LLaMA-Factory refusing its launch in get_train_args (dev:llamafactory-6268): its message says 'training', the
+    frames say the arguments were being read."""
+    lines = ["Traceback (most recent call last):",
+             '  File "/home/u/LLaMA-Factory/src/llamafactory/cli.py", line 112, in main', "    run_exp()",
+             '  File "/home/u/LLaMA-Factory/src/llamafactory/train/tuner.py", line 45, in run_exp',
+             "    model_args, data_args, training_args, finetuning_args, generating_args = get_train_args(args)",
+             '  File "/home/u/LLaMA-Factory/src/llamafactory/hparams/parser.py", line 204, in get_train_args',
+             '    raise ValueError("Please use `FORCE_TORCHRUN=1` to launch DeepSpeed training.")',
+             "ValueError: Please use `FORCE_TORCHRUN=1` to launch DeepSpeed training."]
+    assert _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"}).stage == "init"
+
+
+def test_a_window_of_steps_that_took_seven_times_its_neighbours_is_cited_in_a_slow_job(tmp_path: Path) -> None:
+    """Pythia's report of each 100 steps, 'time(s): 1371.4 s' between two of about 200 s (dev:mmf-29)."""
+    times = {9100: 190.2, 9200: 195.1, 9300: 1371.4, 9400: 205.5}
+    lines = [f"iter: {i} train_loss: 1.1883  train_score: 0.6186  avg_train_score: 0.6580 val_score: 0.3975 "
+             f"val_loss: 2.6476 time(s): {t} s" for i, t in times.items()]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"},
+                  JOB.replace("status: failed", "status: slow"))
+    assert not d.no_evidence if hasattr(d, "no_evidence") else True
+    assert 3 in _cited(d)

@@ -368,7 +368,9 @@ _STEP_TIME = re.compile(r"(?:elapsed time per iteration \(ms\)|iter(?:ation)? ti
                         # dev:yet-another-efficientdet-pytorch-322); verl's "timing_s/step:12.3";
                         # MaxText's "completed step: 100, seconds: 0.512"; nanoGPT's "time 120.00ms"
                         r"\btime(?=:\s*[\d.]+\s*[-,|]?\s+data_time:)|timing_s/step|completed step: \d+, seconds|"
-                        r"(?-i:\btime)(?=\s+[\d.]+ms\b))\s*[:=]?\s*([\d.]+)(ms\b)?", re.IGNORECASE)
+                        # Pythia's (MMF's predecessor) report of each window of steps, 'iter: 9300 train_loss: 1.1513
+                        # ... time(s): 1371.4 s' (dev:mmf-29)
+                        r"(?-i:\btime)(?=\s+[\d.]+ms\b)|(?-i:\btime\(s\)))\s*[:=]?\s*([\d.]+)(ms\b)?", re.IGNORECASE)
 # the time a step waited on its data beside the step's whole time, as trainers print both: MMEngine's and MMCV's
 # "time: 0.5123  data_time: 0.0123", Detectron2's "time: 0.4567  last_time: 0.4  data_time: 0.0123", the ImageNet
 # ProgressMeter's "Time  8.719 ( 0.361)  Data  8.501 ( 0.120)", timm's "Time: 0.512s, ... Data: 0.012 (0.015)" and
@@ -616,10 +618,12 @@ _RUNNING_MODEL = re.compile(r"^(?:forward|backward|__next__|_next_data|_worker_l
 # and a loader run before the loop (dev:pytorch-146157, train -> checkpointer.load_from_path -> dcp.load); the
 # broadcast of rank 0's weights as DDP or FSDP wraps a model (torch.distributed.utils._sync_params_and_buffers, from
 # DDP's _sync_module_states and FSDP's _init_utils._sync_module_params_and_buffers; incident
-# raytrain-workerfiles-nccl-internal-2node, under Ray Train's prepare_model)
+# raytrain-workerfiles-nccl-internal-2node, under Ray Train's prepare_model); the command line and config being
+# parsed (argparse's parse_args, HfArgumentParser's parse_args_into_dataclasses, LLaMA-Factory's get_train_args raising
+# on a launch it refuses, dev:llamafactory-6268)
 _SETTING_UP = re.compile(r"^(?:__init__|__post_init__|_?setup\w*|configure_\w+|parallelize\w*|_?build_\w+|"
                          r"create_\w+|_?init_\w+|prepare|_?load_\w+|_sync_(?:module_)?params_and_buffers|"
-                         r"_sync_module_states)$")
+                         r"_sync_module_states|_?parse_\w*args\w*|get_\w*args)$")
 
 # What a line's words say the job was doing, for logs without iteration lines or a traceback's frames (a partial
 # paste, a Ray actor's output). Checkpoint and eval first: they happen inside training. Written for the phrasing of
