@@ -87,6 +87,12 @@ def test_cuda_oom_is_rolled_back_only_when_new_code_is_suspected() -> None:
     assert kinds(rollback) == ["rollback"] and rollback[0].to_commit == "0aaa111"
 
 
+def test_a_checkpoint_that_cannot_be_loaded_is_not_rolled_back_even_after_new_code() -> None:
+    """docs/conventions.md: none; the run is pointed at (or the checkpoint converted to) a layout it can load."""
+    job = make_job(commits=["0aaa111", "1bbb222"])
+    assert kinds(propose(make_diagnosis("checkpoint_load_failure", "user_code"), job, new_code_suspected=True)) == ["none"]
+
+
 def test_rollback_without_an_earlier_commit_says_so() -> None:
     proposals = propose(make_diagnosis("user_import_error"), make_job(commits=["1111aaa"]), new_code_suspected=True)
     assert kinds(proposals) == ["none"]

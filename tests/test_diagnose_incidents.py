@@ -380,3 +380,124 @@ def test_an_xid_13_in_dmesg_on_every_node_after_a_commit_is_the_jobs_kernel_not_
     # the same Xid from the night before the job is no word on it (the simulator's red herring on a healthy node)
     d = _diagnose(fx.write(tmp_path / "old", files, _job(hosts, 8, window.replace("27T10", "28T10"))))
     assert not any(e.file == "probes/n1/dmesg.txt" for e in d.evidence)
+
+
+def test_a_rank_at_another_line_of_the_function_the_others_wait_in_is_a_collective_mismatch(tmp_path: Path) -> None:
+    """Every rank of a hung job in the same training function, one at another line of it: NCCL's collectives return at
+    once, so each blocks at the next sync its own path reaches; only py-spy's line numbers set it apart. Without that
+    line, nothing stands out."""
+    from tests.stack_bundles import make_stack_bundle
+
+    def frames(rank: int, _: int, odd: int | None) -> list[str]:
+        return [f"train_loop (train_moe.py:{171 if rank == odd else 158})", "<module> (train_moe.py:240)"]
+
+    odd = _diagnose(make_stack_bundle(tmp_path / "odd", nodes=2, gpus=4, tp=1, pp=1, dp=8,
+                                      frames_of=lambda r, k: frames(r, k, 5)))
+    assert odd.fault == "collective_mismatch_deadlock" and odd.category == "user_code"
+    assert any("train_moe.py:171" in e.text and e.rank == 5 for e in odd.evidence)
+    alike = _diagnose(make_stack_bundle(tmp_path / "alike", nodes=2, gpus=4, tp=1, pp=1, dp=8,
+                                        frames_of=lambda r, k: frames(r, k, None)))
+    assert alike.fault != "collective_mismatch_deadlock"
+
+
+def test_a_node_that_answers_no_probe_decides_over_its_peers_ib_retry_errors(tmp_path: Path) -> None:
+    """n3 answers no ssh and Slurm reports it failed (in the batch host's output); its peers' queue pairs to the dead
+    node run out of retries (NCCL's status=12): the node failed, not the network."""
+    hosts = ["n1", "n2", "n3"]
+    files = {}
+    for i, h in enumerate(hosts):
+        lines = [f"{4 * i}: [rank {4 * i}] step {s} loss {2.5 - s / 1e4:.4f}" for s in range(1740, 1751)]
+        if h != "n3":
+            lines.append(f"{4 * i + 1}: {h}:8811:8832 [1] NCCL WARN NET/IB : Got completion from peer 10.0.0.3<52745> "
+                         "with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.1 remoteGids "
+                         "::ffff:10.0.0.3")
+        files[f"logs/{h}/{h}-771902.out"] = "\n".join(lines) + ("\n" if h != "n3" else "")
+    files["logs/n1/slurm-771902.out"] = ("srun: error: n2: task 5: Exited with exit code 1\n"
+                                         "srun: error: Node failure on n3\n"
+                                         "slurmstepd: error: *** STEP 771902.0 ON n1 CANCELLED AT 2026-11-28T07:50:30 "
+                                         "DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n")
+    files["probes/n3/ssh.json"] = ('{"probe": "ssh", "status": "fail", "detail": "ssh: connect to host n3 port 22: No '
+                                   'route to host"}\n')
+    d = _diagnose(fx.write(tmp_path / "b", files, _job(hosts, 4)))
+    assert (d.fault, d.faulty_hosts[:1]) == ("node_crash", ["n3"])
+    assert d.evidence[0].file == "probes/n3/ssh.json"
+    assert "ib_transport_retry_exceeded" not in [c.fault for c in d.candidates]
+
+
+def _slow_job(hosts: list[str], gpus: int) -> str:
+    return _job(hosts, gpus).replace("status: failed", "status: slow")
+
+
+def test_a_port_that_trained_below_its_peers_rate_is_a_slow_link_in_a_slow_job(tmp_path: Path) -> None:
+    """One node's port came back from a flap Active at a quarter of the others' rate: the rate slows the job, the
+    flap in its dmesg set it."""
+    hosts = ["lt-1", "lt-2", "lt-3", "lt-4"]
+    files = {f"logs/{h}/train.out": "".join(f"Epoch 2/9 {s}/6250 {1.95 if s < 4600 else 0.82}it/s train_loss: 2.1\n"
+                                            for s in range(4400, 4801, 100)) for h in hosts[:1]}
+    for h in hosts:
+        files[f"probes/{h}/ibstat.txt"] = (f"CA 'mlx5_2'\n\tCA type: MT4129\n\tPort 1:\n\t\tState: Active\n"
+                                           f"\t\tPhysical state: LinkUp\n\t\tRate: {100 if h == 'lt-3' else 400}\n")
+    files["probes/lt-3/dmesg.txt"] = "[Sat Nov 28 06:10:32 2026] mlx5_core 0000:3b:00.0 mlx5_2: Port: 1 Link DOWN\n"
+    d = _diagnose(fx.write(tmp_path / "b", files, _slow_job(hosts, 8)))
+    assert (d.fault, d.faulty_hosts[:1]) == ("slow_link", ["lt-3"])
+    assert "runs at 100 Gb/s, peers at 400" in d.evidence[0].text and d.evidence[0].file == "probes/lt-3/ibstat.txt"
+
+
+def test_a_node_whose_load_is_far_above_its_peers_is_cpu_overload_in_a_slow_job(tmp_path: Path) -> None:
+    """top's header on each node (procps' documented layout): one host's load average is 188 where the others' is 12,
+    its CPUs 0.1% idle; its steps wait on their data. Loads alike on every node say nothing."""
+    hosts = ["jx-1", "jx-2", "jx-3", "jx-4"]
+
+    def top(load: float, idle: float) -> str:
+        return (f"top - 04:10:59 up 6 days,  3:11,  1 user,  load average: {load}, 171.07, 96.33\n"
+                "Tasks: 1512 total, 183 running, 1329 sleeping,   0 stopped,   0 zombie\n"
+                f"%Cpu(s): {99.8 - idle:.1f} us,  0.1 sy,  0.0 ni, {idle} id,  0.0 wa,  0.0 hi,  0.0 si,  0.0 st\n")
+
+    def run(name: str, loads: dict[str, tuple[float, float]]):
+        files = {f"logs/{h}/train.log": "".join(f"I1128 04:0{k}:24.2 140 train.py:301] step {5200 + 10 * k} | loss 2.61 "
+                                                f"| step_time {0.9 if k < 3 else 1.98}s\n" for k in range(6))
+                 for h in hosts}
+        files.update({f"probes/{h}/top.txt": top(*loads[h]) for h in hosts})
+        return _diagnose(fx.write(tmp_path / name, files, _slow_job(hosts, 8)))
+
+    one = run("one", {h: (188.42, 0.1) if h == "jx-3" else (12.1, 88.0) for h in hosts})
+    assert (one.fault, one.category, one.faulty_hosts[:1]) == ("cpu_overload", "infrastructure", ["jx-3"])
+    assert one.evidence[0].file == "probes/jx-3/top.txt" and one.evidence[0].line == 1
+    assert "load average 188.42 against the peers' median" in one.evidence[0].why
+    every = run("every", {h: (188.42, 0.1) for h in hosts})
+    assert every.fault != "cpu_overload"
+
+
+def test_a_dataloader_error_on_every_node_right_after_a_commit_is_the_new_code_not_a_sample(tmp_path: Path) -> None:
+    """The same KeyError out of a DataLoader worker on both nodes, under SkyPilot's '(worker1, rank=1, ..., ip=...)'
+    prefix (its rank counts nodes: the ip names the host): every rank failing alike right after a commit is the code;
+    on one node, or with no new commit, a bad sample leads."""
+    def run(name: str, hosts: list[str], commit_at: str):
+        files = {}
+        for n, h in enumerate(hosts):
+            prefix = "(head, rank=0, pid=4121)" if n == 0 else f"(worker{n}, rank={n}, pid=3980, ip=10.128.0.{40 + n})"
+            files[f"logs/{h}/sky.log"] = "".join(f"{prefix} {x}\n" for r in range(8 * n, 8 * n + 8, 3) for x in [
+                f"[rank{r}]: Traceback (most recent call last):",
+                f'[rank{r}]:   File "/home/sky/sky_workdir/train.py", line 412, in <module>',
+                (f'[rank{r}]:   File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line '
+                 "1344, in _process_data"),
+                f"[rank{r}]:     data.reraise()",
+                f"[rank{r}]: KeyError: Caught KeyError in DataLoader worker process 0.",
+                f"[rank{r}]: Original Traceback (most recent call last):",
+                (f'[rank{r}]:   File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/_utils/worker.py", '
+                 "line 308, in _worker_loop"),
+                f'[rank{r}]:   File "/home/sky/sky_workdir/data/collate.py", line 88, in collate',
+                f"[rank{r}]: KeyError: 'position_ids'"])
+        nodes = "".join(f"  - {{host: {h}, ip: 10.128.0.{40 + n}, ranks: [{', '.join(str(8 * n + g) for g in range(8))}]}}\n"
+                        for n, h in enumerate(hosts))
+        job = (f'job_id: "57"\nframework: other\nstatus: failed\ngpus_per_node: 8\nstarted_at: 2026-03-05T14:01:02Z\n'
+               f"nodes:\n{nodes}code:\n  - {{commit: e0d94c6, at: 2026-02-28T17:32:00Z}}\n"
+               f"  - {{commit: 7d2f9ab, at: {commit_at}}}\n")
+        return _diagnose(fx.write(tmp_path / name, files, job))
+
+    both = run("both", ["sky-head", "sky-worker1"], "2026-03-05T13:40:00Z")
+    assert (both.fault, both.category) == ("user_code_exception", "user_code")
+    assert [(p.kind, p.to_commit) for p in both.proposals] == [("rollback", "e0d94c6")]
+    for d in (run("one", ["sky-head"], "2026-03-05T13:40:00Z"), run("old", ["sky-head", "sky-worker1"],
+                                                                      "2026-02-01T10:00:00Z")):
+        assert d.fault != "user_code_exception" and d.candidates[0].fault == "dataloader_corrupt_sample"

@@ -333,3 +333,16 @@ def test_kubernetes_events_that_ended_a_pod_are_signals_though_normal() -> None:
               "2m09s       Normal    Killing     pod/workers-0-2   Stopping container pytorch\n")
     signals = parse_text_probe(events, "probes/n/k8s-events.txt", "k8s-events").signals
     assert [s.line for s in signals] == [2]
+
+
+def test_load_is_read_from_uptime_top_and_proc_loadavg() -> None:
+    from diagagent.analysis.probes import parse_load
+
+    top = parse_load("top - 04:10:59 up 6 days,  3:11,  1 user,  load average: 188.42, 171.07, 96.33\n"
+                     "Tasks: 1512 total, 183 running, 1329 sleeping,   0 stopped,   0 zombie\n"
+                     "%Cpu(s): 97.9 us,  1.8 sy,  0.0 ni,  0.1 id,  0.0 wa,  0.0 hi,  0.2 si,  0.0 st\n", "top.txt")
+    assert top.values["load_1m"][:2] == (188.42, 1) and top.values["cpu_idle_pct"][:2] == (0.1, 3)
+    uptime = parse_load(" 04:10:59 up 6 days,  3:11,  1 user,  load average: 12.05, 11.90, 11.20\n", "uptime.txt")
+    assert uptime.values["load_1m"][0] == 12.05 and "cpu_idle_pct" not in uptime.values
+    assert parse_load("188.42 171.07 96.33 183/1512 812044\n", "loadavg").values["load_1m"][0] == 188.42
+    assert parse_load("no load here\n", "top.txt").values == {}

@@ -203,3 +203,19 @@ def test_megatron_batched_p2p_wait_is_a_p2p_op() -> None:
               "_batched_p2p_ops (megatron/core/pipeline_parallel/p2p_communication.py)",
               "recv_forward (megatron/core/pipeline_parallel/p2p_communication.py)")
     assert find_collective(tokens)[0] == "nccl:batch_isend_irecv"
+
+
+def test_a_ray_workers_training_thread_stands_for_it_not_its_task_loop() -> None:
+    """Ray Train runs train_loop_per_worker in a thread of its own while the worker's main thread waits in Ray's task
+    loop: the training thread is where the rank is."""
+    text = ("Process 3404: ray::_RayTrainWorker__execute.get_next\n"
+            "Python v3.10.14 (/home/ray/anaconda3/bin/python3.10)\n\n"
+            'Thread 3404 (idle): "MainThread"\n'
+            "    main_loop (ray/_private/worker.py:879)\n"
+            "    <module> (ray/_private/workers/default_worker.py:289)\n"
+            'Thread 3501 (active): "Thread-2"\n'
+            "    train_loop_per_worker (train_moe.py:171)\n"
+            "    train_fn (ray/train/_internal/utils.py:169)\n"
+            "    run (ray/train/_internal/utils.py:57)\n")
+    thread = parse_dump(text).dumps[0].main_thread()
+    assert thread is not None and thread.frames[0].function == "train_loop_per_worker"

@@ -42,6 +42,9 @@ INSTEAD: dict[str, str] = {  # what is done instead of a cluster action (docs/co
                             "~/.cache/torch_extensions), then restart",
     "nccl_socket_fallback": "expose the RDMA devices to the job (or fix NCCL_IB_HCA), then resubmit",
 }
+# user-code faults whose fix is never the code's rollback (docs/conventions.md: none): a checkpoint the run cannot load
+# is pointed at or converted, whichever commit reads it (blind incident accelerate-2machine-resume-missing-keys)
+NO_ROLLBACK: frozenset[str] = frozenset({"checkpoint_load_failure"})
 # restarted from a checkpoint taken before the first abnormal iteration (the first NaN, the first overflow)
 RESTART_BEFORE: dict[str, str] = {"nan_loss_divergence": "the first NaN iteration",
                                   "loss_scale_collapse": "the first abnormal iteration"}
@@ -79,7 +82,7 @@ def propose(diagnosis: Diagnosis, job: Job, *, eviction_hosts: list[str] | None 
         restart, restart_notes = _restart(diagnosis, job)
         proposals += [restart] if restart is not None else []
         notes += restart_notes
-    elif ("rollback" in kinds if kinds else category == "user_code") and new_code_suspected:
+    elif ("rollback" in kinds if kinds else category == "user_code" and fault not in NO_ROLLBACK) and new_code_suspected:
         rollback = _rollback(diagnosis, job)
         if rollback is not None:
             proposals.append(rollback)

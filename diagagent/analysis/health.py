@@ -28,6 +28,7 @@ from diagagent.analysis.probes import (
     parse_dmesg,
     parse_ibstat,
     parse_json_probe,
+    parse_load,
     parse_nccl_tests,
     parse_nvidia_smi,
     parse_perfquery,
@@ -39,7 +40,8 @@ from diagagent.telemetry import Bundle, FileError, PartFile, ReadIssue, file_err
 from diagagent.telemetry.readers import read_text
 
 Verdict = Literal["healthy", "degraded", "faulty"]
-ProbeKind = Literal["nvidia-smi", "dcgm-diag", "dmesg", "ibstat", "ib-counters", "nccl-tests", "json", "text"]
+ProbeKind = Literal["nvidia-smi", "dcgm-diag", "dmesg", "ibstat", "ib-counters", "nccl-tests", "load", "json",
+                    "text"]
 
 # counter -> (kind, severity when an outlier, the least value that counts, meaning); perfquery and sysfs names
 _COUNTERS: dict[str, tuple[str, Severity, int, str]] = {
@@ -113,7 +115,9 @@ def probe_kind(part: PartFile, head: str) -> ProbeKind:
                          ("dmesg", "dmesg"), ("kern", "dmesg"), ("journal", "dmesg"), ("ibstat", "ibstat"),
                          ("ib-counters", "ib-counters"), ("ib_counters", "ib-counters"), ("perfquery", "ib-counters"),
                          ("ethtool", "ib-counters"),
-                         ("nccl", "nccl-tests"), ("all_reduce", "nccl-tests")):
+                         ("nccl", "nccl-tests"), ("all_reduce", "nccl-tests"),
+                         ("uptime", "load"), ("top.", "load"), ("top-", "load"), ("top_", "load"),
+                         ("loadavg", "load")):
         if name.startswith(prefix):
             return kind  # type: ignore[return-value]
     if "NVSMI LOG" in head or "Attached GPUs" in head:
@@ -126,6 +130,8 @@ def probe_kind(part: PartFile, head: str) -> ProbeKind:
         return "ib-counters"
     if "busbw" in head or "nThread" in head:
         return "nccl-tests"
+    if "load average:" in head:
+        return "load"
     if "NVRM:" in head or "kernel:" in head or head.startswith("["):
         return "dmesg"
     return "text"  # any other command's output: its lines that say warning or worse
@@ -173,6 +179,8 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
             findings.skipped += 1
             findings.problems.append(str(issue))
             continue
+        if kind == "load" and "load" in readings[host]:
+            continue  # uptime and top say the same load: the node's first such file is the one compared and cited
         files_of[(host, kind)] = part.file
         if kind == "ibstat":
             ib_ports[host] = parsed  # type: ignore[assignment]
@@ -192,6 +200,7 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
     _peer_counters(counters, files_of, signals)
     _peer_gpus(readings, files_of, signals, job.gpus_per_node)
     _peer_escalate(readings, signals)
+    _peer_load(readings, files_of, signals, findings)
 
     nodes = []
     for host in sorted(probes):
@@ -320,6 +329,8 @@ def _parse(kind: ProbeKind, text: str, part: PartFile, catalog: XidCatalog) -> R
         return parse_json_probe(text, part.file, part.name)
     if kind == "text":
         return parse_text_probe(text, part.file, part.name)
+    if kind == "load":
+        return parse_load(text, part.file)
     return {"nvidia-smi": parse_nvidia_smi, "dcgm-diag": parse_dcgm_diag, "nccl-tests": parse_nccl_tests}[kind](
         text, part.file)
 
@@ -347,6 +358,31 @@ def _peer_busbw(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[st
             probe="nccl-tests", file=files_of[(host, "nccl-tests")], line=line, text=text.strip(), kind="low_busbw",
             severity=severity, meaning=f"bus bandwidth {value:g} GB/s is {value / base:.0%} of the peers' median {base:g} GB/s",
             action="Check this node's NICs (ibstat, port counters) and NVLink; evict it if the bandwidth stays low."))
+
+
+LOAD_OUTLIER = 3.0  # a host whose 1-minute load is this many times its peers' median (and ...
+LOAD_MARGIN = 8.0  # ... this many runnable tasks more) is overloaded: its CPUs are what the job waits on
+BUSY_IDLE_PCT = 10.0  # ... unless top shows its CPUs this idle or more
+
+
+def _peer_load(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[str, str], str],
+               signals: dict[str, list[HealthSignal]], findings: HealthFindings) -> None:
+    """A node whose load average is far above its peers' (uptime, top): a process that is not the job's, or too many
+    workers, saturates its CPUs (ByteRobust's CPU overload). Nodes alike under load say nothing of one of them."""
+    values = {host: (by_kind["load"].values["load_1m"], by_kind["load"].values.get("cpu_idle_pct"))
+              for host, by_kind in readings.items() if "load" in by_kind and "load_1m" in by_kind["load"].values}
+    if len(values) < 3:
+        return  # two nodes cannot say which of them is loaded
+    base = median(v[0][0] for v in values.values())
+    findings.peer_baselines["load_1m_median"] = round(base, 3)
+    for host, ((load, line, text), idle) in values.items():
+        if load < LOAD_OUTLIER * base or load - base < LOAD_MARGIN or (idle is not None and idle[0] >= BUSY_IDLE_PCT):
+            continue
+        busy = f", {idle[0]:g}% of CPU time idle" if idle is not None else ""
+        signals[host].append(HealthSignal(
+            probe="load", file=files_of[(host, "load")], line=line, text=text.strip(), kind="cpu_overloaded",
+            severity="error", meaning=f"load average {load:g} against the peers' median {base:g}{busy}",
+            action="Find what loads the CPUs (top, sorted by CPU); stop what is not the job's, or evict the node."))
 
 
 def _peer_ib_ports(ib_ports: dict[str, list[IbPort]], files_of: dict[tuple[str, str], str],

@@ -111,6 +111,7 @@ WARNING = 2
 # MPICH's, Intel MPI's and MS-MPI's "[13] " (global)
 _RANK_PREFIX = re.compile(rb"^\s*\[(rank|default)(\d+)\]:|^\s*(\d{1,6}): |^\s*\[(?:\d+,)?(\d+)\]<std|"
                           rb"^(?:\[[\d;]*m)?\([^()]*?[\[ ]rank=(\d+)[\],]|^\s*\[rank=(\d+)\] |^\[(\d{1,5})\] ")
+_PREFIX_IP = re.compile(rb"^(?:\x1b\[[\d;]*m)?\([^()]*?\bip=([\d.]+|[0-9a-fA-F:]+)\)")
 _NCCL_HOST = re.compile(rb"^\s*(?:\[\w+\]:)?([\w.-]+):\d+:\d+ \[\d+\] NCCL")
 # a launcher's prefix that names a host: pdsh's (DeepSpeed's launcher) "worker-3: ...", or Ray's worker prefix
 # (rawlogs.RAY_WORKER) by its ip=: a job host or address, as job.yaml names them
@@ -542,7 +543,13 @@ class _FileReader:
 
     def host_of(self, raw: bytes) -> str | None:
         """The host of a line in a file that has none (a job-wide log) or holds many (a launcher's): from its rank
-        prefix, NCCL header, or a prefix naming a job host or its address."""
+        prefix, NCCL header, or a prefix naming a job host or its address. A prefix's own address decides over a rank
+        it also names: SkyPilot's '(worker1, rank=1, pid=3980, ip=10.128.0.41)' counts nodes, not ranks (its
+        documented SKYPILOT_NODE_RANK; blind incident skypilot-colossalai-keyerror-new-commit-2node)."""
+        m = _PREFIX_IP.match(raw)
+        host = self.host_of_name.get(m.group(1).decode(errors="replace")) if m else None
+        if host is not None:
+            return host
         rank = self.rank_of(raw)
         if rank is not None:
             return self.host_of_rank.get(rank)

@@ -816,6 +816,29 @@ MAX_TEXT_SIGNALS = 50  # a command's warning lines past this many are counted wi
 _KUBE_REASON = re.compile(r"\b(?:Preempted|OOMKilled)\b")
 
 
+# `uptime` and the first lines of `top -b` ('top - 04:10:59 up 6 days,  3:11,  1 user,  load average: 188.42, 171.07,
+# 96.33', '%Cpu(s): 97.9 us,  1.8 sy,  0.0 ni,  0.1 id, ...'), procps' documented output; /proc/loadavg's '188.42
+# 171.07 96.33 183/1512 812044'
+_LOAD_AVERAGE = re.compile(r"load averages?:\s*([\d.]+),?\s+[\d.]+,?\s+[\d.]+")
+_PROC_LOADAVG = re.compile(r"^([\d.]+) [\d.]+ [\d.]+ \d+/\d+ \d+$")
+_CPU_IDLE = re.compile(r"^%?Cpu\(s\):.*?([\d.]+)\s*id\b")
+
+
+@reads("uptime, top -b or /proc/loadavg output")
+def parse_load(text: str, file: str, probe: str = "load") -> Reading:
+    """The host's load: its 1-minute load average and, from top, the share of CPU time idle, to compare with the
+    node's peers (a host whose CPUs a stray process saturates starves its input pipeline)."""
+    r = Reading()
+    for n, line in numbered_lines(text):
+        m = _LOAD_AVERAGE.search(line) or _PROC_LOADAVG.match(line.strip())
+        if m and "load_1m" not in r.values:
+            r.values["load_1m"] = (float(m.group(1)), n, line)
+        m = _CPU_IDLE.match(line.strip())
+        if m and "cpu_idle_pct" not in r.values:
+            r.values["cpu_idle_pct"] = (float(m.group(1)), n, line)
+    return r
+
+
 @reads("the text output of a command")
 def parse_text_probe(text: str, file: str, probe: str) -> Reading:
     """Any other command's text (`kubectl describe pod`, `top`, a site's own check): each line whose words say warning
@@ -834,5 +857,5 @@ def parse_text_probe(text: str, file: str, probe: str) -> Reading:
 
 
 __all__ = ["SEVERITY_RANK", "HealthSignal", "IbPort", "PortCounter", "Reading", "numbered_lines",
-           "parse_dcgm_diag", "parse_dmesg", "parse_ibstat", "parse_json_probe", "parse_nccl_tests",
+           "parse_dcgm_diag", "parse_dmesg", "parse_ibstat", "parse_json_probe", "parse_load", "parse_nccl_tests",
            "parse_nvidia_smi", "parse_perfquery", "parse_text_probe"]

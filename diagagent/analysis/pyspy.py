@@ -61,7 +61,17 @@ class ProcessDump:
         return int(m.group(1)) if m else None
 
     def main_thread(self, printed_oldest_first: bool = True) -> ThreadStack | None:
-        """The process's main thread: named MainThread, or the thread whose id is the pid, else py-spy's oldest."""
+        """The thread that runs the job: the process's main thread (named MainThread, or the thread whose id is the
+        pid, else py-spy's oldest), except in a Ray worker, whose main thread waits in Ray's task loop while Ray
+        Train runs the training function in a thread of its own (`train_fn` in ray/train/_internal/utils.py)."""
+        main = self._main_thread(printed_oldest_first)
+        if main is not None and main.frames and main.frames[0].function == "main_loop" \
+                and main.frames[0].file.replace("\\", "/").endswith("ray/_private/worker.py"):
+            return next((t for t in self.threads if any(f.function == "train_fn" and "ray/train/" in
+                                                        f.file.replace("\\", "/") for f in t.frames)), main)
+        return main
+
+    def _main_thread(self, printed_oldest_first: bool) -> ThreadStack | None:
         if not self.threads:
             return None
         for t in self.threads:

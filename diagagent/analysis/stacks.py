@@ -540,10 +540,27 @@ def _pick(tallies: dict[GroupKey, _GroupTally], by: Literal["outliers", "z"]) ->
 # --- the analysis ------------------------------------------------------------------------------------------
 
 
+LINE_OUTLIERS_AT_MOST = 0.25  # ranks apart only by a line: a few against the rest, not two halves of the job
+
+
 def analyze_stacks(bundle: Bundle, with_lines: bool = False, similarity: float = 0.9,
                    budget: Budget | None = None, workers: Workers | None = None) -> StackFindings:
     """Cluster every rank's main-thread stack; the dominant cluster per pipeline stage is healthy; the parallel
-    group holding the most outliers (across dump rounds: the most often flagged) is the eviction set."""
+    group holding the most outliers (across dump rounds: the most often flagged) is the eviction set. Where every
+    rank of a hung or failed job is in the same functions, their lines are compared too: a few ranks at another line
+    wait at another call site (NCCL's collectives return at once; a rank blocks at the next sync the path it took
+    reaches), which is what sets them apart."""
+    found = _analyze_stacks(bundle, with_lines, similarity, budget, workers)
+    if with_lines or not found.present or bundle.job.status not in ("hung", "failed") \
+            or any(c.role == "outlier" for c in found.clusters):
+        return found
+    by_line = _analyze_stacks(bundle, True, similarity, budget, workers)
+    odd = {r for c in by_line.clusters if c.role == "outlier" for r in c.ranks}
+    return by_line if odd and len(odd) <= LINE_OUTLIERS_AT_MOST * by_line.ranks else found
+
+
+def _analyze_stacks(bundle: Bundle, with_lines: bool, similarity: float, budget: Budget | None,
+                    workers: Workers | None) -> StackFindings:
     if not bundle.stack_files:
         return StackFindings(present=False, note="This bundle has no stacks/ (py-spy dumps); stack aggregation "
                                                  "needs `py-spy dump` of every rank taken while the job hung or slowed.")

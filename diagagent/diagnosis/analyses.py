@@ -351,12 +351,18 @@ class Analyses:
     def new_code_suspected(self, diagnosis: Diagnosis) -> bool:
         """A user-code failure right after new code landed: the newest commit is under a day older than the job. An
         out-of-memory counts when every node with logs hit it (the new code's batch or model, not one node's state)."""
-        job = self.bundle.job
-        if diagnosis.category != "user_code" or len(job.code) < 2:
+        if diagnosis.category != "user_code":
             return False
         if diagnosis.fault == "cuda_oom":
             causes = self.logs.causes() if self.logs is not None else []
             if not causes or causes[0].host_count < self.logs.hosts_with_logs:  # type: ignore[union-attr]
                 return False
+        return self.new_code_landed()
+
+    def new_code_landed(self) -> bool:
+        """The newest of two or more commits landed under a day before the job started."""
+        job = self.bundle.job
+        if len(job.code) < 2:
+            return False
         newest, started = job.code[-1].at, job.started_at
         return newest is not None and started is not None and started - newest <= NEW_CODE_WINDOW

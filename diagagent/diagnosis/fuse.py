@@ -425,7 +425,11 @@ def _differential_lines(a: Analyses) -> list[Line]:
         for node in health.nodes:
             for signal in node.signals:
                 if signal.severity in ("fatal", "error", "warning") or _xid_of_the_job(signal.kind, signal.text, job):
-                    lines.append(Line(file=signal.file, line=signal.line, host=node.host, text=signal.text,
+                    # (what a node shows only beside its peers is no state its line shows alone: 'Rate: 100' beside
+                    # the peers' 400, a load average of 188 beside theirs of 12, as the health analyzer compared them)
+                    text = f"{signal.probe}: {signal.meaning} ({signal.text.strip()})" \
+                        if signal.kind in _AGAINST_PEERS else signal.text
+                    lines.append(Line(file=signal.file, line=signal.line, host=node.host, text=text,
                                       role="cause" if node.verdict == "faulty" else "context", where="probes",
                                       device_state=signal.kind != "text_probe"))  # (a command's words, no state)
     # where most ranks wait has a place to cite, its frame in a dump (a build lock's FileBaton.wait,
@@ -443,6 +447,27 @@ def _differential_lines(a: Analyses) -> list[Line]:
                           host=c.hosts[0] if c and c.hosts else None, rank=c.ranks[0] if c and c.ranks else None,
                           text=text, role="cause", where="findings"))
     return lines
+
+
+_AGAINST_PEERS = ("ib_rate_degraded", "cpu_overloaded")
+
+
+def _new_code_not_data(a: Analyses, decision: Decision) -> Decision:
+    """A DataLoader worker's exception on every node right after new code landed is the new code (a collate function
+    or dataset reading a field the data does not have), not a bad sample: a sample is read by one rank, and every
+    rank failing alike at once is what they share (blind incident skypilot-colossalai-keyerror-new-commit-2node)."""
+    data = "dataloader_corrupt_sample"
+    leading = decision.fault or (decision.candidates[0].fault if decision.candidates else None)
+    if leading != data or a.logs is None or a.logs.hosts_with_logs < 2 or not a.new_code_landed():
+        return decision
+    hit = {(h.line.file, h.line.line) for h in decision.hits if h.fault == data}
+    if not any((e.first.file, e.first.line) in hit and e.host_count >= a.logs.hosts_with_logs for e in a.logs.events):
+        return decision
+    tier = decision.tier if decision.fault else "weak"  # (undecided between the two: the code, as a hint)
+    confidence = decision.confidence if decision.fault or a.signatures is None else a.signatures.confidence[tier]
+    return decision.model_copy(update={"fault": "user_code_exception", "category": "user_code", "tier": tier,
+                                       "confidence": confidence, "check": None,
+                                       "candidates": [c for c in decision.candidates if c.fault != data]})
 
 
 def _xid_of_the_job(kind: str, text: str, job: Job) -> bool:
@@ -479,9 +504,16 @@ def _preprocessing_when_timed_out(logs: LogFindings) -> LogLocation | None:
 _RAY_WRAPPED = re.compile(r"\b(?:ray\.exceptions\.)?Ray(?:Task|Actor)Error\((\w+)\)")
 
 
-def _stack_finding(status: str | None, cluster: StackCluster) -> str:
+def _stack_finding(status: str | None, cluster: StackCluster, main: StackCluster | None = None) -> str:
     """A cluster in words; an outlier stuck saving a checkpoint says so (rank 0 in s3fs's upload under Lightning's
-    save_checkpoint while the others wait at its barrier: the storage, not the GPU)."""
+    save_checkpoint while the others wait at its barrier: the storage, not the GPU); so does one in the same function
+    as the others at another line of it (it took another path to another sync point: rank 11 at train_moe.py:171,
+    the others at :158, blind incident raytrain-collective-mismatch-pyspy-2node)."""
+    here, there = (cluster.stack[0], main.stack[0]) if main is not None and cluster.stack and main.stack else (None, None)
+    if here is not None and there is not None and cluster.role == "outlier" and not here.native \
+            and (here.function, here.file) == (there.function, there.file) and here.line != there.line:
+        return (f"stack outlier ({status} job) at another line of the others' function: ranks {cluster.ranks_text} at "
+                f"{cluster.top}, the others at {main.top}")  # type: ignore[union-attr]
     outlier = " outlier" if cluster.role == "outlier" else ""
     saving = cluster.role == "outlier" and _stack_stage(cluster) == "checkpoint"
     return f"stack{outlier} ({status} job){' in checkpoint' if saving else ''}: ranks {cluster.ranks_text} in {cluster.top}"
@@ -498,7 +530,8 @@ def _findings(a: Analyses) -> list[str]:
     out = []
     stacks = a.stacks
     if stacks is not None and stacks.present:
-        out += [_stack_finding(status, c) for c in stacks.clusters if c.role == "outlier"][:2]
+        main = next((c for c in stacks.clusters if c.role == "healthy"), None)
+        out += [_stack_finding(status, c, main) for c in stacks.clusters if c.role == "outlier"][:2]
         out += [_stack_finding(status, c) for c in stacks.clusters if c.role == "healthy"][:1]  # where most ranks are
         fr = stacks.fr_summary
         out += [f"collective type mismatch ({status} job): ranks {m.ranks_text} wait in {m.collective}, the others in "
@@ -811,6 +844,7 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
     decision = _decide(a, sig_hits, None if tied else hit)  # two categories' schemata that match alike tell neither
     decision = slow_is_not_a_hang(decision, bundle.job.status, _stack_evidence(a),
                                   a.signatures.confidence["unsure"] if a.signatures is not None else 0.05)
+    decision = _new_code_not_data(a, decision)
     # each fault's schema: the best match where it names that fault (its title says Xid 94, not just ECC)
     schemata = {**a.fault_schemata, **{h.fault: h.failure_schema for h in reversed(hits)}}
     xids = _xids([h.line.text for h in decision.hits])
