@@ -554,7 +554,7 @@ def analyze_stacks(bundle: Bundle, with_lines: bool = False, similarity: float =
     if with_lines or not found.present or bundle.job.status not in ("hung", "failed") \
             or any(c.role == "outlier" for c in found.clusters):
         return found
-    by_line = _analyze_stacks(bundle, True, similarity, budget, workers)
+    by_line = _analyze_stacks(bundle.view(), True, similarity, budget, workers)  # (its read issues are the first's)
     odd = {r for c in by_line.clusters if c.role == "outlier" for r in c.ranks}
     return by_line if odd and len(odd) <= LINE_OUTLIERS_AT_MOST * by_line.ranks else found
 
