@@ -825,7 +825,7 @@ _CPU_IDLE = re.compile(r"^%?Cpu\(s\):.*?([\d.]+)\s*id\b")
 
 
 @reads("uptime, top -b or /proc/loadavg output")
-def parse_load(text: str, file: str, probe: str = "load") -> Reading:
+def parse_load(text: str, file: str) -> Reading:
     """The host's load: its 1-minute load average and, from top, the share of CPU time idle, to compare with the
     node's peers (a host whose CPUs a stray process saturates starves its input pipeline)."""
     r = Reading()

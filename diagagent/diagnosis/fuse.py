@@ -509,11 +509,11 @@ def _stack_finding(status: str | None, cluster: StackCluster, main: StackCluster
     save_checkpoint while the others wait at its barrier: the storage, not the GPU); so does one in the same function
     as the others at another line of it (it took another path to another sync point: rank 11 at train_moe.py:171,
     the others at :158, blind incident raytrain-collective-mismatch-pyspy-2node)."""
-    here, there = (cluster.stack[0], main.stack[0]) if main is not None and cluster.stack and main.stack else (None, None)
-    if here is not None and there is not None and cluster.role == "outlier" and not here.native \
-            and (here.function, here.file) == (there.function, there.file) and here.line != there.line:
-        return (f"stack outlier ({status} job) at another line of the others' function: ranks {cluster.ranks_text} at "
-                f"{cluster.top}, the others at {main.top}")  # type: ignore[union-attr]
+    if main is not None and cluster.role == "outlier" and cluster.stack and main.stack:
+        here, there = cluster.stack[0], main.stack[0]
+        if not here.native and (here.function, here.file) == (there.function, there.file) and here.line != there.line:
+            return (f"stack outlier ({status} job) at another line of the others' function: ranks "
+                    f"{cluster.ranks_text} at {cluster.top}, the others at {main.top}")
     outlier = " outlier" if cluster.role == "outlier" else ""
     saving = cluster.role == "outlier" and _stack_stage(cluster) == "checkpoint"
     return f"stack{outlier} ({status} job){' in checkpoint' if saving else ''}: ranks {cluster.ranks_text} in {cluster.top}"
