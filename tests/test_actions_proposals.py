@@ -260,3 +260,19 @@ def test_the_second_table_of_conventions_decides_its_faults_and_a_schema_the_res
     assert kinds(driver) == ["evict", "restart"] and driver[0].nodes == ["node-003"]
     # with no schema, the category decides, as before
     assert kinds(propose(make_diagnosis("cuda_driver_mismatch", "infrastructure"), job)) == ["restart"]
+
+
+def test_a_corrupt_checkpoint_is_never_the_one_restarted_from() -> None:
+    # the checkpoint-corrupt schema: restart from the newest valid checkpoint older than the one that failed to load,
+    # which the job's own logs name ("loading checkpoint from ... at iteration 3000")
+    job = make_job(checkpoints=[(1000, True), (2000, True), (3000, True)])
+    restart = ("restart", "")
+    corrupt = propose(make_diagnosis("checkpoint_corrupt", "infrastructure", faulty=()), job,
+                      schema_actions=[restart], resumed_from=3000)
+    assert kinds(corrupt) == ["restart"] and corrupt[0].from_step == 2000
+    assert "before step 3000, the checkpoint that failed to load" in corrupt[0].reason
+    unknown = propose(make_diagnosis("checkpoint_corrupt", "infrastructure", faulty=()), job, schema_actions=[restart])
+    assert unknown[0].from_step == 3000 and any("which checkpoint failed to load" in w for w in unknown[0].warnings)
+    # the step a job resumed from does not matter to a fault that did not come from reading it
+    crash = propose(make_diagnosis("host_oom_killed", "infrastructure", faulty=()), job, resumed_from=3000)
+    assert crash[0].from_step == 3000

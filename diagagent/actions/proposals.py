@@ -48,6 +48,10 @@ NO_ROLLBACK: frozenset[str] = frozenset({"checkpoint_load_failure"})
 # restarted from a checkpoint taken before the first abnormal iteration (the first NaN, the first overflow)
 RESTART_BEFORE: dict[str, str] = {"nan_loss_divergence": "the first NaN iteration",
                                   "loss_scale_collapse": "the first abnormal iteration"}
+# faults whose restart must skip the checkpoint the job failed to load, and any newer one: the checkpoint-corrupt
+# schema's "mark this checkpoint invalid and restart from the newest valid earlier one" (incident
+# megatron-rankprefix-truncated-shard-4node: iter_0007000's shards truncated by a node lost in its save)
+UNREADABLE_CHECKPOINT: frozenset[str] = frozenset({"checkpoint_corrupt"})
 # the faults docs/conventions.md's tables give actions for; any other fault gets the actions its schema recommends
 CONVENTION_FAULTS: frozenset[str] = frozenset(FAULT_CATEGORY) | frozenset(INSTEAD) | frozenset(RESTART_BEFORE) | {
     "user_code_exception", "user_config_error"}
@@ -55,13 +59,15 @@ MAX_CITED = 5
 
 
 def propose(diagnosis: Diagnosis, job: Job, *, eviction_hosts: list[str] | None = None,
-            new_code_suspected: bool = False, schema_actions: Sequence[tuple[str, str]] = ()) -> list[ActionProposal]:
+            new_code_suspected: bool = False, schema_actions: Sequence[tuple[str, str]] = (),
+            resumed_from: int | None = None) -> list[ActionProposal]:
     """The actions docs/conventions.md prescribes for the diagnosis' fault (else its category), checked by policy;
     for a fault its tables do not list, the ones its schema recommends (`schema_actions`: (kind, detail) pairs).
 
     `eviction_hosts` (the over-eviction set) replaces the faulty nodes' eviction for hangs and stragglers;
     `new_code_suspected` (the newest commit landed after the last successful run) turns a user-code
-    failure into a rollback to the commit before the newest.
+    failure into a rollback to the commit before the newest; `resumed_from` (the step of the checkpoint the job
+    loaded, as its logs say) is never restarted from when that checkpoint is what failed.
     """
     fault = diagnosis.fault
     category = FAULT_CATEGORY.get(fault or "", diagnosis.category)
@@ -79,7 +85,7 @@ def propose(diagnosis: Diagnosis, job: Job, *, eviction_hosts: list[str] | None 
             notes.append("no faulty node is known: restarting on the same nodes may fail the same way")
     restarts = "restart" in kinds if kinds else category in RESTART_CATEGORIES or fault in RESTART_BEFORE
     if restarts and not users_fix:
-        restart, restart_notes = _restart(diagnosis, job)
+        restart, restart_notes = _restart(diagnosis, job, resumed_from)
         proposals += [restart] if restart is not None else []
         notes += restart_notes
     elif ("rollback" in kinds if kinds else category == "user_code" and fault not in NO_ROLLBACK) and new_code_suspected:
@@ -116,12 +122,18 @@ def _evict(diagnosis: Diagnosis, job: Job, eviction_hosts: list[str] | None) -> 
     return ActionProposal(kind="evict", nodes=hosts, reason=reason, evidence=_node_evidence(diagnosis, hosts))
 
 
-def _restart(diagnosis: Diagnosis, job: Job) -> tuple[ActionProposal | None, list[str]]:
+def _restart(diagnosis: Diagnosis, job: Job, resumed_from: int | None) -> tuple[ActionProposal | None, list[str]]:
     valid = [c for c in job.checkpoints if c.valid]
     notes: list[str] = []
     before = ""
     first = RESTART_BEFORE.get(diagnosis.fault or "")
-    if first is not None:
+    if diagnosis.fault in UNREADABLE_CHECKPOINT:
+        if resumed_from is None:
+            notes.append("the logs do not say which checkpoint failed to load: check it is not the one restarted from")
+        else:
+            valid = [c for c in valid if c.step < resumed_from]
+            before = f" before step {resumed_from}, the checkpoint that failed to load"
+    elif first is not None:
         if diagnosis.iteration is None:
             notes.append(f"{first} is unknown: check that the checkpoint predates it")
         else:

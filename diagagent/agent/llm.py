@@ -258,5 +258,6 @@ def resolve_submission(sub: DiagnosisSubmission, ctx: ToolContext, draft: Diagno
     diagnosis.proposals = propose(diagnosis, ctx.bundle.job, eviction_hosts=eviction,
                                   new_code_suspected=ctx.analyses.new_code_suspected(diagnosis),
                                   schema_actions=ctx.analyses.schema_actions(
-                                      ctx.analyses.fault_schemata.get(sub.fault or "")))
+                                      ctx.analyses.fault_schemata.get(sub.fault or "")),
+                                  resumed_from=ctx.analyses.logs.resumed_from if ctx.analyses.logs is not None else None)
     return diagnosis

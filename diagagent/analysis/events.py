@@ -156,6 +156,7 @@ class LogFindings(BaseModel):
     last_good_iteration: int | None
     first_abnormal_iteration: int | None
     slow_from_iteration: int | None = None
+    resumed_from: int | None = None  # the step of the checkpoint the job loaded, as its logs say
     metric_anomalies: list[MetricAnomaly]
     lines_read: int
     lines_skipped: int
@@ -983,6 +984,7 @@ def findings_from_scan(scan: LogScan, status: str = "failed", pool: NormalPool |
                        launcher_failure_at=LogLocation(file=failed[0].file, line=failed[1].line, host=failed[0].host)
                        if failed else None, odd_ones_out=_odd_ones_out(scan, names or {}),
                        first_abnormal_iteration=first_abnormal, slow_from_iteration=tl.slow_from,
+                       resumed_from=tl.resume_step,
                        metric_anomalies=anomalies, lines_read=scan.lines_read, lines_skipped=scan.lines_skipped,
                        templates=len(scan.templates), hosts_with_logs=hosts_total, notes=notes)
 

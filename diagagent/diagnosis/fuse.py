@@ -892,5 +892,6 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
         confidence_why=explain(a, decision, named, fault_schema, confidence))
     diagnosis.proposals = propose(diagnosis, bundle.job, eviction_hosts=a.eviction_hosts(),
                                   new_code_suspected=a.new_code_suspected(diagnosis),
-                                  schema_actions=a.schema_actions(fault_schema))
+                                  schema_actions=a.schema_actions(fault_schema),
+                                  resumed_from=a.logs.resumed_from if a.logs is not None else None)
     return diagnosis
