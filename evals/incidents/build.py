@@ -19,7 +19,8 @@ HERE = Path(__file__).resolve().parent
 # a writer is a script, or a folder whose build.py runs the modules beside it
 WRITERS = ["write_hardware_network.py", "write_hardware_network_2.py", "write_infra_user_data.py",
            "write_user_infra_2.py", "write_mixed.py", "write_mixed_2.py", "write_mixed_3.py", "write_mixed_4",
-           "write_mixed_5", "write_mixed_6", "write_mixed_7", "write_mixed_8"]
+           "write_mixed_5", "write_mixed_6", "write_mixed_7", "write_mixed_8",
+           "write_mixed_9", "write_mixed_10"]
 
 
 def pack(bundle: Path, out: Path) -> None:
