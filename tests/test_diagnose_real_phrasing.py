@@ -141,6 +141,37 @@ def test_where_an_exception_was_raised_tells_a_framework_bug_from_the_jobs_own(t
     assert own.fault != "framework_bug"
 
 
+def test_arguments_that_do_not_bind_are_the_callers_past_a_wrapper_that_passed_them_on(tmp_path: Path) -> None:
+    # Python raises the TypeError at the call, before the callee runs; a decorator's `return fn(self, **kwargs)` only
+    # passed the job's own arguments on (Lightning's insert_env_defaults under `Trainer(gpus=...)`)
+    frames = ["Traceback (most recent call last):", '  File "/work/train.py", line 44, in main',
+              "    trainer = Trainer(",
+              ('  File "/venv/lib/python3.10/site-packages/pytorch_lightning/utilities/argparse.py", line 69, in '
+               "insert_env_defaults"), "    return fn(self, **kwargs)"]
+
+    def paste(error: str) -> str:
+        return "\n".join([*frames, error]) + "\n"
+    binding = _diagnose(tmp_path / "b", {"logs/node-0/stdout.log": paste(
+        "TypeError: Trainer.__init__() got an unexpected keyword argument 'gpus'")})
+    assert (binding.category, binding.fault) == ("user_code", "user_config_error")
+    assert any(e.line == 2 and e.role == "context" for e in binding.evidence)  # the job's call, cited
+    # any other exception under the same wrapper was raised past it, in the package: not the job's call
+    with Bundle.open(fx.write(tmp_path / "o", {"logs/node-0/stdout.log": paste(
+            "TypeError: unsupported operand type(s) for +: 'int' and 'str'")}, JOB)) as bundle:
+        found = _findings(Analyses(bundle, Settings(state_dir=tmp_path / "state")))
+    assert any(f.startswith("exception raised in framework pytorch_lightning at:") for f in found)
+
+
+def test_a_raise_statements_message_ends_its_traceback_though_the_paste_lost_its_class(tmp_path: Path) -> None:
+    # accelerate's multi-line `raise ValueError(` printed with its message alone (blind case swanlab-1014)
+    lines = ['  File "/env/lib/python3.9/site-packages/accelerate/state.py", line 944, in __init__',
+             "    raise ValueError(",
+             ("Please make sure to properly initialize your accelerator via `accelerator = Accelerator()` before "
+              "using any functionality from the `accelerate` library.")]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(lines) + "\n"})
+    assert _cited(d)[:1] == [3]
+
+
 def test_a_stage_the_logs_do_not_show_is_assumed_from_the_fault_and_said_so(tmp_path: Path) -> None:
     d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "/bin/bash: line 27:   318 Killed    sh start.sh\n"})
     assert (d.category, d.fault) == ("infrastructure", "process_killed_unknown")

@@ -54,6 +54,22 @@ def test_a_record_holding_a_traceback_gives_the_exception_that_ends_it() -> None
         == "Starting elastic_operator with launch configs:"
 
 
+def test_a_traceback_shipped_one_line_per_record_keeps_its_shape_and_is_cited_by_its_exception(tmp_path: Path) -> None:
+    # Cloud Logging makes each stderr line an entry of its own, all of severity ERROR: a frame's source line is code,
+    # not an error; the exception that ends the traceback is the cause
+    pieces = TRACEBACK.splitlines()
+    records = [json.dumps({"jsonPayload": {"message": text}, "severity": "ERROR",
+                           "timestamp": f"2026-11-24T00:58:22.92{n}Z"}) for n, text in enumerate(pieces)]
+    assert _line(json.loads(records[2])) == "2026-11-24T00:58:22.922Z     dist.barrier()"
+    path = fx.write(tmp_path / "b", {"logs/node-0/cloud-logging.jsonl.log": "\n".join(records) + "\n"},
+                    'job_id: "9"\nframework: other\nstatus: failed\nnodes:\n  - {host: node-0}\n')
+    with Bundle.open(path) as bundle:
+        d = diagnose(bundle, Settings(state_dir=tmp_path / "state"))
+    causes = [e for e in d.evidence if e.role == "cause"]
+    assert causes and causes[0].line == 4 and "unhandled system error" in causes[0].text
+    assert all("dist.barrier()" not in e.text for e in causes)
+
+
 def test_lines_that_are_no_record_come_back_as_they_were() -> None:
     for raw in (b"{'loss': 2.31, 'learning_rate': 1e-05, 'epoch': 0.1}",  # HF Trainer's dict: no JSON
                 b'{"loss": 2.31, "step": 10}',  # JSON without a message

@@ -33,6 +33,7 @@ from diagagent.analysis.logparse import (
     stage_of_words,
 )
 from diagagent.analysis.logscan import (
+    RAISE_STATEMENT,
     FileSummary,
     LogScan,
     MetricEvent,
@@ -822,16 +823,12 @@ def _first_of_runs(causes: list[_Candidate], roots: set[str]) -> None:
         occ = cited[id(c)]
         before = by_line.get((occ.file, occ.line - 1))
         if before is not None and not c.t.exception and _restates(c.t.text, before.t.text) \
-                and not _RAISE.match(split_header(before.t.text).message):
+                and not RAISE_STATEMENT.match(split_header(before.t.text).message):
             c.role = "context"
             c.why.append("restates the error on the line before")
 
 
 _WORD = re.compile(r"[A-Za-z]{2,}")
-# a traceback's source line that raised the exception the next line prints: code, which the exception does not
-# restate ('raise FileNotFoundError(f"can't find {glob_pattern} files ...")' over 'FileNotFoundError: can't find
-# *_optim_states.pt files in directory ...', a paste cut after its last File line, dev:xtuner-674)
-_RAISE = re.compile(r"\s*raise \w")
 
 
 def _restates(text: str, before: str) -> bool:

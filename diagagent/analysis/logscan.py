@@ -256,6 +256,9 @@ class ScanPart:
     lines_read: int = 0
     lines_skipped: int = 0
     lines_not_utf8: int = 0
+    # message ids ending a traceback under a frame whose source line is a `raise`: that exception's message, though
+    # the paste lost its class (dev:swanlab-1014, accelerate's multi-line `raise ValueError(` then its message alone)
+    raised_lines: set[int] = field(default_factory=set)
     issues: list[str] = field(default_factory=list)
     read_issues: list[ReadIssue] = field(default_factory=list)  # the same, as the bundle records them
     layouts: dict[bytes, ProgressLayout | None] = field(default_factory=dict)  # progress line shape -> layout
@@ -455,15 +458,32 @@ def raising_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
 
 
 _LOOKUP_FRAME = re.compile(r"\bin __get(?:attr|attribute|item)__\s*$")
+# Python's TypeErrors for a call whose arguments do not bind to the callee's parameters (raised at the call, before the
+# callee runs), and a frame whose source line only passes its own caller's arguments on (a decorator's
+# `return fn(*args, **kwargs)`): that call's arguments were its caller's (dev:unsloth-2010, SFTTrainer's
+# 'dataset_num_proc' through transformers' deprecation wrapper; Lightning's insert_env_defaults under a job's
+# `Trainer(gpus=...)`, blind case genie-1)
+_ARGUMENTS_DO_NOT_BIND = re.compile(
+    r"\bTypeError: .*(?:got an unexpected keyword argument|missing \d+ required (?:positional|keyword-only) argument|"
+    r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|got multiple values for argument)")
+# a traceback's source line that raises what the next line prints: code, which the exception does not restate
+# ('raise FileNotFoundError(f"can't find {glob_pattern} files ...")' over 'FileNotFoundError: can't find
+# *_optim_states.pt files in directory ...', a paste cut after its last File line, dev:xtuner-674)
+RAISE_STATEMENT = re.compile(r"\s*raise \w")
+# an exception line that names its class and no message ('Exception: ' under torch.multiprocessing's
+# `raise Exception(msg)`, whose message follows on lines of its own, dev:fairseq-2279): not what is raised
+_BARE_CLASS = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*:?\s*$")
+_FORWARDS_ARGUMENTS = re.compile(r"^\s*(?:return\s+)?[\w.]+\((?:self,\s*)?(?:\*args,\s*)?\*\*kwargs\)\s*$")
 
 
-def innermost_frame(frames: list[tuple[int, str]]) -> tuple[int, str] | None:
+def innermost_frame(frames: list[tuple[int, str]], forwarding: frozenset[int] = frozenset()) -> tuple[int, str] | None:
     """Where an exception was raised: the innermost frame, past attribute- and item-lookup machinery that raises for
     its caller (torch's Module.__getattr__ under Lightning's `self.model.teardown`, dev:pytorch-lightning-2333; by
     Python's data model a mapping's __getitem__ raises KeyError for the key its caller asked for: transformers'
-    BatchEncoding under a training loop's `batch["attention_mask"]`)."""
+    BatchEncoding under a training loop's `batch["attention_mask"]`), and past `forwarding` frames (their lines):
+    wrappers that passed on the arguments that did not bind."""
     for frame in reversed(frames):
-        if not _LOOKUP_FRAME.search(frame[1]):
+        if not _LOOKUP_FRAME.search(frame[1]) and frame[0] not in forwarding:
             return frame
     return frames[-1] if frames else None
 
@@ -511,6 +531,8 @@ class _FileReader:
         self.exception_frames: tuple[str, ...] = ()  # those of the last traceback, once its exception line came
         self.raised_at: tuple[int, str] | None = None  # the frame that raised the last traceback's exception
         self.innermost: tuple[int, str] | None = None  # and that traceback's innermost frame
+        self.forwarding: frozenset[int] = frozenset()  # its frames (lines) whose source passes on its caller's arguments
+        self.code_raises = False  # the source line under the last frame is a `raise` statement
         self.header_at: tuple[int, str] | None = None  # the last traceback header (line, text)
         self.before_header: tuple[int, str] | None = None  # and the line printed before it
         self.block_line: Callable[[int], bytes | None] = lambda n: None  # the block being read: its line n, if held
@@ -1026,11 +1048,11 @@ class _FileReader:
             self.tb = 0
         if kind & K_TRACEBACK:
             self.tb = 1
-            self.frames, self.frame_lines = [], []
+            self.frames, self.frame_lines, self.forwarding = [], [], frozenset()
             self.header_at = (lineno, _text(raw))
             self.before_header = self._line_before(lineno)
         elif kind & K_FRAME:
-            self.tb = 2
+            self.tb, self.code_raises = 2, False
             text = _text(raw)
             parsed = split_header(text)
             self.bare_frame = not parsed.indented
@@ -1044,7 +1066,7 @@ class _FileReader:
             # a paste that lost its indentation (Markdown strips it, dev:reasoning-gym-417): the line after a frame
             # at the margin is that frame's source line, not yet the exception
             self.part.code_lines.add(mid)
-            self._frame_code(lineno)
+            self._frame_code(lineno, raw)
             self.tb = 3
         elif self.tb == 4 and self.after_traceback and kind & K_EXCEPTION and not kind & K_HEADER:
             self.part.exception_lines.add(mid)  # a second exception printed right after a traceback's
@@ -1061,13 +1083,16 @@ class _FileReader:
             # dev:llamafactory-412)
             self.part.code_lines.add(mid)
             if self.tb == 2:
-                self._frame_code(lineno)
+                self._frame_code(lineno, raw)
             self.tb = 3
         elif self.tb in (1, 2, 3) and (not kind & K_HEADER or kind & K_EXCEPTION):
             self.part.exception_lines.add(mid)
+            if self.code_raises and not _BARE_CLASS.match(split_header(_text(raw)).message):
+                self.part.raised_lines.add(mid)
             self.tb, self.exception_mid, self.exception_at, self.after_traceback = 4, mid, lineno, True
             self.exception_frames, self.frames = tuple(self.frames), []
-            self.innermost = innermost_frame(self.frame_lines)
+            self.innermost = innermost_frame(
+                self.frame_lines, self.forwarding if _ARGUMENTS_DO_NOT_BIND.search(_text(raw)) else frozenset())
             self.raised_at, self.frame_lines = raising_frame(self.frame_lines), []
         elif kind & K_ERROR_HEAD:  # what follows an error line without a header of its own continues its message
             self.tb, self.exception_mid, self.exception_at, self.after_traceback = 4, mid, lineno, False
@@ -1081,10 +1106,14 @@ class _FileReader:
         if lineno - self.exception_at <= MESSAGE_LINES and len(self.summary.message_end) < MESSAGE_ENDS_PER_FILE:
             self.summary.message_end[self.exception_at] = lineno
 
-    def _frame_code(self, lineno: int) -> None:
+    def _frame_code(self, lineno: int, raw: bytes) -> None:
         """The line right after a frame is its source line."""
         if self.frame_lines and len(self.summary.frame_code) < FRAME_CODE_PER_FILE:
             self.summary.frame_code[self.frame_lines[-1][0]] = lineno
+        code = split_header(_text(raw)).message
+        if self.frame_lines and _FORWARDS_ARGUMENTS.match(code):
+            self.forwarding |= {self.frame_lines[-1][0]}
+        self.code_raises = bool(RAISE_STATEMENT.match(code))
 
     def _marker(self, marker: str, raw: bytes, lineno: int) -> None:
         summary = self.summary
@@ -1367,7 +1396,7 @@ def merge_parts(parts: list[ScanPart], miner: TemplateMiner, job_hosts: list[str
             t.kinds |= part.kinds[mid]
             t.code = t.code or mid in part.code_lines
             t.exception = t.exception or mid in part.exception_lines
-            if t.exception and t.level < ERROR and _RAISED.match(t.text):
+            if t.exception and t.level < ERROR and (_RAISED.match(t.text) or mid in part.raised_lines):
                 t.level = ERROR  # a raised exception ends the traceback, whatever its name (ArrowInvalid: ...)
             t.continuation = t.continuation or mid in part.continuation_lines
             t.details.update(tid_of[e] for e in part.detail_of.get(mid, ()) if tid_of[e] is not None)

@@ -47,7 +47,12 @@ def render_record(line: bytes) -> bytes:
     if record is None:
         return line
     message = _message(record)
-    parts = [part for part in (_time(record), _level(record)) if part]
+    # an indented message is a piece of what the process printed over several lines (a traceback's frame or source
+    # line) that the shipper made a record of its own: the severity it gave it is the stream's (stderr: ERROR), not the
+    # program's, and the indentation says what the piece is (blind incident vertex-jax-orbax-nfs-stale-handle, Cloud
+    # Logging's one entry per stderr line)
+    level = None if message[:1].isspace() else _level(record)
+    parts = [part for part in (_time(record), level) if part]
     rank = record.get("rank")
     if isinstance(rank, int) or isinstance(rank, str) and rank.isdigit():
         parts.append(f"[rank{rank}]:")
