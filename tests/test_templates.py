@@ -512,6 +512,10 @@ def test_words_that_name_the_stage() -> None:
     assert stage_of_words("2025-12-12 07:53:41.561 INFO: Loading checkpoint: ./checkpoints/MACE_run-1_epoch-7.pt") == "init"
     assert stage_of_words("Building extension module scaled_upper_triang_masked_softmax_cuda...") == "init"
     assert stage_of_words("Synchronizing parameters for rank 0...") == "init"  # rsl_rl (dev:leggedlab-44)
+    # a trainer constructed is setup; one that runs is training
+    assert stage_of_words("TypeError: Trainer.__init__() got an unexpected keyword argument 'gpus'") == "init"
+    assert stage_of_words("    trainer = SFTTrainer(") == "init"
+    assert stage_of_words("    trainer.train(resume_from_checkpoint=None)") == "training"
     # the NVIDIA driver's words that a GPU did not come up: its probe routine's three lines joined, RmInitAdapter;
     # its run-time 'GPU has fallen off the bus' names no stage
     assert stage_of_words("[ 1843.3] NVRM: The NVIDIA GPU 0000:b3:00.0 NVRM: (PCI ID: 10de:26b5) installed in this "

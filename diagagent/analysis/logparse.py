@@ -735,11 +735,19 @@ def stage_of_collective(text: str) -> str | None:
     return None if m is None else "init" if int(m.group(1)) < 10 else "training" if len(m.group(1)) >= 3 else None
 
 
+# a trainer being constructed is the job setting up, though the word says train ('trainer = Trainer(' under Lightning's
+# argument check, 'Trainer.__init__() got an unexpected keyword argument', dev:genie-1; SFTTrainer's, dev:unsloth-2010;
+# transformers' Trainer under trl's, dev:medicalgpt-444; dev:optuna-3978)
+_TRAINER_BUILT = re.compile(r"\b\w*Trainer(?:\.__init__\(|\()")
+
+
 def stage_of_words(text: str) -> str | None:
     """The stage a line's words name (checkpoint, eval, training, init), or None. File paths are not words, nor is a
     launcher's prefix (torchx's 'trainer/0 [1]:' names a role)."""
     prefix = _LAUNCHER_PREFIX.match(text)
     text = _PATH.sub(" ", text[prefix.end():] if prefix else text)
+    if _TRAINER_BUILT.search(text):
+        return "init"
     for stage, pattern in _STAGE_OF_WORDS:
         if pattern.search(text):
             return stage
