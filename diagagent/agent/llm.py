@@ -252,12 +252,5 @@ def resolve_submission(sub: DiagnosisSubmission, ctx: ToolContext, draft: Diagno
         "category": sub.category, "fault": sub.fault, "root_cause": sub.root_cause,
         "confidence": sub.confidence, "faulty_nodes": nodes or draft.faulty_nodes, "stage": sub.stage,
         "iteration": sub.iteration, "evidence": evidence, "notes": notes + draft.notes, "proposals": []})
-    from diagagent.actions import propose
-
-    eviction = ctx.analyses.eviction_hosts()
-    diagnosis.proposals = propose(diagnosis, ctx.bundle.job, eviction_hosts=eviction,
-                                  new_code_suspected=ctx.analyses.new_code_suspected(diagnosis),
-                                  schema_actions=ctx.analyses.schema_actions(
-                                      ctx.analyses.fault_schemata.get(sub.fault or "")),
-                                  resumed_from=ctx.analyses.logs.resumed_from if ctx.analyses.logs is not None else None)
+    diagnosis.proposals = ctx.analyses.proposals(diagnosis, ctx.analyses.fault_schemata.get(sub.fault or ""))
     return diagnosis

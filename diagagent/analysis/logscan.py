@@ -1087,13 +1087,14 @@ class _FileReader:
             self.tb = 3
         elif self.tb in (1, 2, 3) and (not kind & K_HEADER or kind & K_EXCEPTION):
             self.part.exception_lines.add(mid)
-            if self.code_raises and not _BARE_CLASS.match(split_header(_text(raw)).message):
+            text = _text(raw)
+            if self.code_raises and not _BARE_CLASS.match(split_header(text).message):
                 self.part.raised_lines.add(mid)
             self.tb, self.exception_mid, self.exception_at, self.after_traceback = 4, mid, lineno, True
             self.exception_frames, self.frames = tuple(self.frames), []
             self.innermost = innermost_frame(
-                self.frame_lines, self.forwarding if _ARGUMENTS_DO_NOT_BIND.search(_text(raw)) else frozenset())
-            self.raised_at, self.frame_lines = raising_frame(self.frame_lines), []
+                self.frame_lines, self.forwarding if _ARGUMENTS_DO_NOT_BIND.search(text) else frozenset())
+            self.raised_at, self.frame_lines, self.forwarding = raising_frame(self.frame_lines), [], frozenset()
         elif kind & K_ERROR_HEAD:  # what follows an error line without a header of its own continues its message
             self.tb, self.exception_mid, self.exception_at, self.after_traceback = 4, mid, lineno, False
         elif kind & K_EXCEPTION and not kind & K_INDENTED and self.tb == 0:

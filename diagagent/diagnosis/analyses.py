@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from diagagent.analysis.guard import Budget
 from diagagent.config import Settings
-from diagagent.contract import Diagnosis, Evidence, EvidenceKind, EvidenceRole
+from diagagent.contract import ActionProposal, Diagnosis, Evidence, EvidenceKind, EvidenceRole
 from diagagent.telemetry import Bundle, BundleError, ReadIssue
 
 if TYPE_CHECKING:
@@ -343,10 +343,15 @@ class Analyses:
             return None
         return list(stacks.eviction.hosts)
 
-    @staticmethod
-    def schema_actions(schema: FailureSchema | None) -> list[tuple[str, str]]:
-        """The (kind, detail) of each action a fault's schema recommends, as the actions layer takes them."""
-        return [(action.kind, action.detail) for action in schema.actions] if schema is not None else []
+    def proposals(self, diagnosis: Diagnosis, schema: FailureSchema | None) -> list[ActionProposal]:
+        """The actions for a diagnosis whose fault's schema is `schema`, from what the analyzers found: the stacks'
+        over-eviction set, new code right before a user-code failure, the checkpoint the logs say was being loaded."""
+        from diagagent.actions import propose
+
+        return propose(diagnosis, self.bundle.job, eviction_hosts=self.eviction_hosts(),
+                       new_code_suspected=self.new_code_suspected(diagnosis),
+                       schema_actions=[(a.kind, a.detail) for a in schema.actions] if schema is not None else [],
+                       resumed_from=self.logs.resumed_from if self.logs is not None else None)
 
     def new_code_suspected(self, diagnosis: Diagnosis) -> bool:
         """A user-code failure right after new code landed: the newest commit is under a day older than the job. An

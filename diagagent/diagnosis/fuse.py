@@ -818,8 +818,6 @@ def _stack_evidence(a: Analyses) -> bool:
 def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Analyses | None = None,
              on_progress: ProgressSink | None = None) -> Diagnosis:
     """The offline diagnosis of one bundle: every analyzer that has data, the schema cache, and proposals."""
-    from diagagent.actions import propose
-
     a = analyses or Analyses(bundle, settings, on_progress)
     a.run_all()
     g = _Gathered()
@@ -890,8 +888,5 @@ def diagnose(bundle: Bundle, settings: Settings | None = None, *, analyses: Anal
             if assumed else []),
         candidates=decision.candidates, check=decision.check,
         confidence_why=explain(a, decision, named, fault_schema, confidence))
-    diagnosis.proposals = propose(diagnosis, bundle.job, eviction_hosts=a.eviction_hosts(),
-                                  new_code_suspected=a.new_code_suspected(diagnosis),
-                                  schema_actions=a.schema_actions(fault_schema),
-                                  resumed_from=a.logs.resumed_from if a.logs is not None else None)
+    diagnosis.proposals = a.proposals(diagnosis, fault_schema)
     return diagnosis
