@@ -281,3 +281,20 @@ def test_a_sockets_enotconn_is_not_a_file_systems_and_an_eio_while_training_is_t
     eio = [_line("OSError: [Errno 5] Input/output error: '/media/data/case_0001.npy'")]
     assert match_lines(BOOK, eio)[0].fault == "storage_checkpoint_write_failure"
     assert match_lines(BOOK, eio, stage="training")[0].fault == "filesystem_mount_failure"  # a data read
+
+
+def test_a_last_resort_sign_speaks_only_when_nothing_else_does() -> None:
+    # DeepSpeed's launcher kills the other ranks once one exits (dev:deepspeed-3160): with no error of the dead rank's
+    # own, it died without a word; beside an error, the error is the cause and the launcher's line says nothing
+    kill = _line("[2023-04-07 13:09:33,201] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 80")
+    alone = decide(BOOK, match_lines(BOOK, [kill]), CATEGORIES, None, CHECKS)
+    assert (alone.fault, alone.category, alone.tier) == ("process_killed_unknown", "infrastructure", "weak")
+    assert not match_lines(BOOK, [kill.model_copy(update={"role": "symptom"})])  # another line was the cause
+    error = _line("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert {h.fault for h in match_lines(BOOK, [error, kill])} == {"cuda_oom"}
+    # a segfault with no Python error before it (dev:cscs-docs-pytorch): native code crashed, a hint of a bug in it
+    segv = _line("640: [nid007306:244443:0:244443] Caught signal 11 (Segmentation fault: address not mapped to object)")
+    crash = decide(BOOK, match_lines(BOOK, [segv]), CATEGORIES, None, CHECKS)
+    assert (crash.fault, crash.tier) == ("framework_bug", "weak")
+    bootstrap = _line("NCCL WARN Bootstrap : no socket interface found")
+    assert "framework_bug" not in {h.fault for h in match_lines(BOOK, [bootstrap, segv])}

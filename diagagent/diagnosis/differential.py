@@ -44,6 +44,7 @@ class Signature(BaseModel):
     seen_in: list[str]  # the real text it was written for: "dev:<case id>" or "doc: <the software's output>"
     in_stage: dict[Stage, str] = Field(default_factory=dict)  # another fault when it happens in that stage
     in_status: list[JobStatus] = Field(default_factory=list)  # the job statuses it is a sign in (none: any)
+    last_resort: bool = False  # a sign only where no other signature has one and the analyzers took its line for a cause
     device: bool = False  # the line is the device's own state (an nvidia-smi field) wherever it was pasted
     note: str = ""
 
@@ -132,6 +133,8 @@ def match_lines(book: SignatureBook, lines: list[Line], stage: Stage | None = No
                 line=ln.model_copy(update={"device_state": True}) if s.device else ln, weight=weight(s, ln))
             for ln in lines for s in book.matches(ln.text, ln.where)
             if status is None or not s.in_status or status in s.in_status]
+    # a last resort is what is left to say when nothing else is known (a launcher killing the other ranks, a segfault)
+    hits = [h for h in hits if not h.signature.last_resort] or [h for h in hits if h.line.role == "cause"]
     # equal weights keep the lines' order (the analyzers' ranking) but within one file go by line: where a repeated
     # sign began, before the same sign fused onto a later progress bar (dev:transformers-14531); a Python exception
     # first, the line its traceback ends with, before another line that says as much (NCCL's 'Cuda failure' WARN);
