@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from diagagent.actions import check, propose
 from diagagent.diagnosis import ActionProposal, Diagnosis, Evidence, NodeScore
+from diagagent.schemata.model import read_schemata_dir
 from diagagent.telemetry.job import Job
 
 
@@ -276,3 +278,17 @@ def test_a_corrupt_checkpoint_is_never_the_one_restarted_from() -> None:
     # the step a job resumed from does not matter to a fault that did not come from reading it
     crash = propose(make_diagnosis("host_oom_killed", "infrastructure", faulty=()), job, resumed_from=3000)
     assert crash[0].from_step == 3000
+
+
+def test_a_setup_fault_on_named_nodes_drains_them_and_on_every_node_is_the_jobs_to_fix() -> None:
+    # knowledge/schemata/network.yaml: NCCL picking an unroutable interface on one node of four is that node's setup
+    # (blind incident fabric-nccl-ifname-docker0-4node: evict it, restart on the rest); on every node, the job's config
+    seeds = read_schemata_dir(Path(__file__).resolve().parents[1] / "knowledge" / "schemata")
+    bootstrap = next(s for s in seeds if s.fault == "nccl_bootstrap_failure")
+    job = make_job(checkpoints=[(1000, True), (2000, True)])
+    named = propose(make_diagnosis("nccl_bootstrap_failure", "network"), job,
+                    schema_actions=[(a.kind, a.detail) for a in bootstrap.actions_for(True)])
+    assert kinds(named) == ["evict", "restart"] and named[0].nodes == ["node-003"] and named[1].from_step == 2000
+    everywhere = propose(make_diagnosis("nccl_bootstrap_failure", "network", faulty=()), job,
+                         schema_actions=[(a.kind, a.detail) for a in bootstrap.actions_for(False)])
+    assert kinds(everywhere) == ["none"] and "NCCL_SOCKET_IFNAME" in everywhere[0].reason

@@ -350,7 +350,8 @@ class Analyses:
 
         return propose(diagnosis, self.bundle.job, eviction_hosts=self.eviction_hosts(),
                        new_code_suspected=self.new_code_suspected(diagnosis),
-                       schema_actions=[(a.kind, a.detail) for a in schema.actions] if schema is not None else [],
+                       schema_actions=[(a.kind, a.detail) for a in schema.actions_for(bool(diagnosis.faulty_hosts))]
+                       if schema is not None else [],
                        resumed_from=self.logs.resumed_from if self.logs is not None else None)
 
     def new_code_suspected(self, diagnosis: Diagnosis) -> bool:

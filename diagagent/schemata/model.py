@@ -34,6 +34,9 @@ class RecommendedAction(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: ActionKind
     detail: str = ""
+    # only where the diagnosis names the node(s) the failure is on: a node's own setup, not the job's (a config fault on
+    # one node of four is drained, on every node it is the job's to fix)
+    on_named_nodes: bool = False
 
 
 class CounterExample(BaseModel):
@@ -91,6 +94,10 @@ class FailureSchema(BaseModel):
     learned_templates: list[str] = Field(default_factory=list)
     counter_examples: list[CounterExample] = Field(default_factory=list)
     outcomes: Outcomes = Field(default_factory=Outcomes)
+
+    def actions_for(self, named_nodes: bool) -> list[RecommendedAction]:
+        """Its actions for a diagnosis that names the nodes the failure is on (or not): `on_named_nodes` ones only then."""
+        return [a for a in self.actions if named_nodes or not a.on_named_nodes]
 
     @field_validator("id")
     @classmethod
