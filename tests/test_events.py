@@ -40,8 +40,6 @@ def test_the_same_error_on_every_rank_at_init_is_the_cause_and_no_node_stands_ou
     f = _analyze(fx.import_error(tmp_path / "imp"))
     assert f.causes()[0].template == "ModuleNotFoundError: No module named 'flash_attn'"
     assert f.causes()[0].host_count == 3
-    # its line on one other node is cited beside the first: the same everywhere, so no node is to blame
-    assert [loc.host for loc in f.causes()[0].also] == [f.causes()[0].hosts[1]] != [f.causes()[0].first.host]
     assert f.stage == "init"
     assert f.first_abnormal_iteration is None and f.last_good_iteration is None
     assert f.nodes == []

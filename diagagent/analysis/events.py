@@ -1179,9 +1179,6 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
                 also = [located(o, host) for o in others]
             if set(c.per_host) <= roots and len(c.per_host) <= 4:  # and on the other root nodes
                 also += [located(c.per_host[h], h) for h in c.hosts if h != host]
-        elif c.role == "cause" and not roots:  # the same everywhere: its line on one other node says so (a state dict
-            # that fails to load on both machines, blind incident accelerate-2machine-resume-missing-keys)
-            also = [located(c.per_host[h], h) for h in c.hosts if h != host][:1]
         raised_at = None
         if occ.raised_at is not None:
             raised_at = LogLocation(file=occ.file, line=occ.raised_at[0], end_line=code_of(occ.file, occ.raised_at[0]),
