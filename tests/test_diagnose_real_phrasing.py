@@ -766,3 +766,14 @@ def test_a_window_of_steps_that_took_seven_times_its_neighbours_is_cited_in_a_sl
                   JOB.replace("status: failed", "status: slow"))
     assert not d.no_evidence if hasattr(d, "no_evidence") else True
     assert 3 in _cited(d)
+
+
+def test_the_same_error_from_another_rank_of_one_unprefixed_log_is_cited_beside_the_first(tmp_path: Path) -> None:
+    """torch.distributed.launch passes --local_rank to a script whose argparse does not take it: every rank prints the
+    same usage error into one log with no prefix, the rank's number the only difference (dev:firefly-154); a line
+    printed again with the same rank is the same error, not another rank's."""
+    usage = "usage: train.py [-h] [--model MODEL]\ntrain.py: error: unrecognized arguments: --local_rank={r}\n"
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": usage.format(r=0) + usage.format(r=1)})
+    assert _cited(d)[:2] == [2, 4]
+    d = _diagnose(tmp_path / "again", {"logs/node-0/stdout.log": usage.format(r=0) + usage.format(r=0)})
+    assert 4 not in _cited(d)

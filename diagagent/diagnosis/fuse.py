@@ -125,6 +125,17 @@ def _cite_log(a: Analyses, loc: LogLocation, role: EvidenceRole, why: str, score
                            rank=loc.rank, text=loc.text, why=why, ts=loc.ts if loc.ts_exact else None, score=score)
 
 
+# a rank's number in a line: '--local_rank=2' (argparse's error, dev:firefly-154), '[rank1]:', 'Rank 3', 'local_rank: 0'
+_RANK_NUMBER = re.compile(r"(?i)(\blocal[_-]rank\b\s*[=:]?\s*|\[?\brank\s*)(\d+)")
+
+
+def _another_rank(first: str, again: str) -> bool:
+    """The same line printed by another rank of one log: alike but for the rank's number, which differs."""
+    ranks = [[m.group(2) for m in _RANK_NUMBER.finditer(t)] for t in (first, again)]
+    return bool(ranks[0]) and ranks[0] != ranks[1] and \
+        _RANK_NUMBER.sub(r"\1N", first).strip() == _RANK_NUMBER.sub(r"\1N", again).strip()
+
+
 def _from_logs(a: Analyses, g: _Gathered) -> None:
     logs = a.logs
     if logs is None:
@@ -150,6 +161,13 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
                 _cite_log(a, inner, "context", f"the innermost frame of '{loc.text[:60]}'"))
         for other in event.also[:MAX_SAME_ERROR]:  # the same error on a few other ranks of the root node(s)
             g.log_causes.append(_cite_log(a, other, "cause", f"{event.why}; also here", event.score * 0.9))
+        # in a log whose ranks print with no prefix, the same error on another rank is the line printed again with
+        # another rank's number (dev:firefly-154, tecogan-pytorch-31); prefixed ranks the logs analysis tells
+        # apart, and `also` holds theirs
+        last = event.last
+        if not event.also and last is not None and loc.rank is None and _another_rank(loc.text, last.text):
+            g.log_causes.append(_cite_log(a, last, "cause", f"{event.why}; the same error on another rank",
+                                          event.score * 0.9))
     summary = next((e for e in logs.events if e.role != "cause" and _LAUNCHER_SUMMARY.search(e.first.text)), None)
     if summary is not None:  # which rank failed, with what exit code or signal: shown beside the causes
         g.context.append(_cite_log(a, summary.first, "context", "the launcher's summary of the failed rank"))
