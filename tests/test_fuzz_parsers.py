@@ -85,13 +85,15 @@ PROBE_LINES = ["Attached GPUs : {n}", "    DRAM Uncorrectable : {n}", "GPU 00000
                "        GPU Current Temp : {n} C", "[{m}] NVRM: Xid (PCI:0000:{w}): {n}, {w}",
                "[{m}] SXid (PCI:{w}): {n}, Fatal", "| {w} | Fail - GPU: {n} |", "|---- {w} ----+",
                "CA '{w}'", "\tPort {n}:", "\t\tState: {w}", "\t\tRate: {n}", "# Port counters: Lid {n} port {m}",
+               "link {w}/{n} state {w} physical_state {w} netdev {w}",
                "SymbolErrorCounter:.......{n}", "symbol_error: {n}", "#  Avg bus bandwidth    : {n}",
                "# Out of bounds values : {n} OK", "#  size  count  type  redop  root  time  algbw  busbw #wrong",
                "  {n}  {m}  float  sum  -1  {n}  {m}  {n}  {m}", "Out of memory: Killed process {n} ({w})"]
 
 
 @FUZZ
-@given(st.sampled_from(["nvidia-smi", "dcgm-diag", "dmesg", "nccl-tests", "ibstat", "ib-counters", "json"]),
+@given(st.sampled_from(["nvidia-smi", "dcgm-diag", "dmesg", "nccl-tests", "ibstat", "rdma-link", "ib-counters",
+                        "json"]),
        st.one_of(_lines(PROBE_LINES), json_value.map(json.dumps), st.fixed_dictionaries(
            {"status": json_value, "probe": json_value, "detail": json_value, "metrics": json_value}).map(json.dumps),
            st.integers(0, 3000).map(lambda d: _nested(d, "{\"a\": "))))
@@ -99,7 +101,7 @@ def test_probe_parsers_raise_nothing_but_a_file_error_naming_the_file(kind: str,
     file = f"probes/node-001/{kind}.txt"
     parse = {"nvidia-smi": probes.parse_nvidia_smi, "dcgm-diag": probes.parse_dcgm_diag,
              "nccl-tests": probes.parse_nccl_tests, "ibstat": probes.parse_ibstat,
-             "ib-counters": probes.parse_perfquery}.get(kind)
+             "rdma-link": probes.parse_rdma_link, "ib-counters": probes.parse_perfquery}.get(kind)
     try:
         if kind == "dmesg":
             probes.parse_dmesg(text, file, load_xid_catalog())

@@ -17,6 +17,7 @@ from diagagent.analysis.probes import (
     parse_nccl_tests,
     parse_nvidia_smi,
     parse_perfquery,
+    parse_rdma_link,
     parse_text_probe,
 )
 from diagagent.analysis.xid import load_xid_catalog
@@ -193,6 +194,39 @@ def test_ibstat_perfquery_nccl_json() -> None:
                                 'hard limit"\n}', "f", "lfs")
     assert laid_out.signals[0].line == 4
     assert laid_out.signals[0].text.strip() == '"detail": "/lustre: 100% of the hard limit"'
+
+
+def test_rdma_link_reads_each_port_and_a_port_that_went_down_and_came_back_is_a_flap(tmp_path: Path) -> None:
+    """iproute2's `rdma link` in its two layouts; one port read three times, Down then Active (dev:rccl-1423), is a
+    flapping link on its node, each Down reading cited; a port that is Down when last read is down."""
+    ib = "link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state {s} physical_state {p}\n"
+    old = "0/1: mlx5_0/1: state DOWN physical_state DISABLED \n2/1: mlx5_2/1: state ACTIVE physical_state LINK_UP \n"
+    assert [(p.name, p.state, p.physical, p.link_layer, p.state_line) for p in parse_rdma_link(
+        ib.format(s="DOWN", p="POLLING") + "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ens6f0np0\n")] == [
+        ("mlx5_7/1", "Down", "POLLING", "InfiniBand", 1), ("mlx5_0/1", "Active", "LINK_UP", "Ethernet", 2)]
+    assert [(p.name, p.state) for p in parse_rdma_link(old)] == [("mlx5_0/1", "Down"), ("mlx5_2/1", "Active")]
+    root = tmp_path / "b"
+    (root / "probes" / "n0").mkdir(parents=True)
+    (root / "probes" / "n1").mkdir(parents=True)
+    (root / "job.yaml").write_text('job_id: "3"\nstatus: hung\nnodes:\n  - {host: n0}\n  - {host: n1}\n')
+    (root / "probes" / "n0" / "rdma_link.txt").write_text(
+        ib.format(s="DOWN", p="POLLING") + ib.format(s="DOWN", p="LINK_UP") + ib.format(s="ACTIVE", p="LINK_UP"))
+    (root / "probes" / "n1" / "rdma_link.txt").write_text(ib.format(s="ACTIVE", p="LINK_UP"))
+    with Bundle.open(root) as b:
+        f = analyze_health(b)
+        d = diagnose(b)
+    n0, n1 = f.node("n0"), f.node("n1")
+    assert n0 is not None and n1 is not None and n0.verdict == "faulty" and n1.verdict == "healthy"
+    assert [(s.kind, s.line) for s in n0.signals] == [("ib_port_flapped", 1), ("ib_port_flapped", 2)]
+    assert "read 3 times, Down (POLLING), then Down (LINK_UP), then Active (LINK_UP)" in n0.signals[0].meaning
+    assert d.fault == "ib_link_flap" and d.faulty_hosts[:1] == ["n0"]
+    assert [(e.file, e.line) for e in d.evidence if e.role == "cause"][:2] == [
+        ("probes/n0/rdma_link.txt", 1), ("probes/n0/rdma_link.txt", 2)]
+    (root / "probes" / "n0" / "rdma_link.txt").write_text(ib.format(s="ACTIVE", p="LINK_UP") + ib.format(s="DOWN",
+                                                                                                      p="POLLING"))
+    with Bundle.open(root) as b:
+        down = analyze_health(b).node("n0")
+    assert down is not None and [(s.kind, s.line) for s in down.signals] == [("ib_port_down", 2)]
 
 
 def _probe_bundle(root: Path) -> Path:

@@ -32,6 +32,7 @@ from diagagent.analysis.probes import (
     parse_nccl_tests,
     parse_nvidia_smi,
     parse_perfquery,
+    parse_rdma_link,
     parse_text_probe,
 )
 from diagagent.analysis.workers import Workers
@@ -40,8 +41,8 @@ from diagagent.telemetry import Bundle, FileError, PartFile, ReadIssue, file_err
 from diagagent.telemetry.readers import read_text
 
 Verdict = Literal["healthy", "degraded", "faulty"]
-ProbeKind = Literal["nvidia-smi", "dcgm-diag", "dmesg", "ibstat", "ib-counters", "nccl-tests", "load", "json",
-                    "text"]
+ProbeKind = Literal["nvidia-smi", "dcgm-diag", "dmesg", "ibstat", "rdma-link", "ib-counters", "nccl-tests", "load",
+                    "json", "text"]
 
 # counter -> (kind, severity when an outlier, the least value that counts, meaning); perfquery and sysfs names
 _COUNTERS: dict[str, tuple[str, Severity, int, str]] = {
@@ -70,6 +71,7 @@ _COUNTERS: dict[str, tuple[str, Severity, int, str]] = {
     "link_down_events_phy": ("ib_link_downed", "error", 1, "the port's link went down {v} time(s): a flapping link"),
 }
 _SHAPE = {"ibstat": "CA '<name>' blocks with Port N: State, Rate",
+          "rdma-link": "'link <device>/<port> ... state <STATE> physical_state <STATE>' lines",
           "ib-counters": "perfquery Name:....value lines (or ethtool -S name: value)"}
 _PEER_ESCALATE = ("thermal_throttle", "power_brake", "hw_slowdown", "gpu_overheat")
 
@@ -113,6 +115,7 @@ def probe_kind(part: PartFile, head: str) -> ProbeKind:
         return "json"
     for prefix, kind in (("nvidia-smi", "nvidia-smi"), ("nvsmi", "nvidia-smi"), ("dcgm", "dcgm-diag"),
                          ("dmesg", "dmesg"), ("kern", "dmesg"), ("journal", "dmesg"), ("ibstat", "ibstat"),
+                         ("rdma", "rdma-link"),
                          ("ib-counters", "ib-counters"), ("ib_counters", "ib-counters"), ("perfquery", "ib-counters"),
                          ("ethtool", "ib-counters"),
                          ("nccl", "nccl-tests"), ("all_reduce", "nccl-tests"),
@@ -126,6 +129,8 @@ def probe_kind(part: PartFile, head: str) -> ProbeKind:
         return "dcgm-diag"
     if "CA '" in head:
         return "ibstat"
+    if "physical_state" in head:
+        return "rdma-link"
     if "# Port counters" in head or "PortRcvErrors" in head:
         return "ib-counters"
     if "busbw" in head or "nThread" in head:
@@ -172,7 +177,7 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
             findings.problems.append(str(read.error))
             continue  # an unreadable probe says nothing about its node: the node is not counted as probed by it
         probes[host].append(part.file)
-        if kind in ("ibstat", "ib-counters") and not parsed and not read.blank:
+        if kind in ("ibstat", "rdma-link", "ib-counters") and not parsed and not read.blank:
             issue = ReadIssue(file=part.file, problem=f"no {kind} output in it (expected "
                                                       f"{_SHAPE[kind]}); file skipped")
             bundle.issues.append(issue)
@@ -182,8 +187,8 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
         if kind == "load" and "load" in readings[host]:
             continue  # uptime and top say the same load: the node's first such file is the one compared and cited
         files_of[(host, kind)] = part.file
-        if kind == "ibstat":
-            ib_ports[host] = parsed  # type: ignore[assignment]
+        if kind in ("ibstat", "rdma-link"):
+            ib_ports.setdefault(host, []).extend(parsed)  # type: ignore[arg-type]
         elif kind == "ib-counters":
             counters[host] = parsed  # type: ignore[assignment]
         else:
@@ -196,7 +201,7 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
             signals[host].extend(reading.signals)
 
     _peer_busbw(readings, files_of, signals, findings)
-    _peer_ib_ports(ib_ports, files_of, signals)
+    _peer_ib_ports(ib_ports, signals)
     _peer_counters(counters, files_of, signals)
     _peer_gpus(readings, files_of, signals, job.gpus_per_node)
     _peer_escalate(readings, signals)
@@ -321,6 +326,8 @@ def _parse(kind: ProbeKind, text: str, part: PartFile, catalog: XidCatalog) -> R
     """One probe file through its parser (each raises only `FileError`, naming the file)."""
     if kind == "ibstat":
         return parse_ibstat(text, part.file)
+    if kind == "rdma-link":
+        return parse_rdma_link(text, part.file)
     if kind == "ib-counters":
         return parse_perfquery(text, part.file)
     if kind == "dmesg":
@@ -385,39 +392,55 @@ def _peer_load(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[str
             action="Find what loads the CPUs (top, sorted by CPU); stop what is not the job's, or evict the node."))
 
 
-def _peer_ib_ports(ib_ports: dict[str, list[IbPort]], files_of: dict[tuple[str, str], str],
-                   signals: dict[str, list[HealthSignal]]) -> None:
-    """A port that is not Active where its peers' same port is (an unused port is down everywhere), or slower."""
+def _peer_ib_ports(ib_ports: dict[str, list[IbPort]], signals: dict[str, list[HealthSignal]]) -> None:
+    """A port that is not Active where its peers' same port is (an unused port is down everywhere), or slower; and a
+    port read several times that was down and is Active again: its link went down and came back."""
+    readings: dict[str, dict[str, list[IbPort]]] = {}  # host -> port -> its readings, in the order printed
+    for host, ports in ib_ports.items():
+        for p in ports:
+            readings.setdefault(host, {}).setdefault(p.name, []).append(p)
     active: dict[str, int] = defaultdict(int)
     present: dict[str, int] = defaultdict(int)
     rates: dict[str, list[float]] = defaultdict(list)
-    for ports in ib_ports.values():
-        for p in ports:
+    for by_port in readings.values():
+        for p in (rs[-1] for rs in by_port.values()):  # a port as it was read last
             present[p.name] += 1
             if p.state.lower() == "active":
                 active[p.name] += 1
                 if p.rate:
                     rates[p.name].append(p.rate)
-    for host, ports in ib_ports.items():
-        file = files_of[(host, "ibstat")]
+    for host, by_port in readings.items():
         # a port down while the node's other adapters of the same model are up: one rail of a set is broken
         # (dev:mscclpp-493, mlx5_1 'State: Down' beside an Active mlx5_0, both MT4125, RoCE)
-        rails = Counter(p.ca_type for p in ports if p.ca_type and p.state.lower() == "active")
-        for p in ports:
+        last = [rs[-1] for rs in by_port.values()]
+        rails = Counter(p.ca_type for p in last if p.ca_type and p.state.lower() == "active")
+        for rs in by_port.values():
+            p, down = rs[-1], [r for r in rs if r.state and r.state.lower() != "active" and r.state_line]
+            if down and p.state.lower() == "active":
+                # down, then Active again: the link flapped (dev:rccl-1423, `rdma link` read three times, mlx5_7/1
+                # 'state DOWN physical_state POLLING', then 'DOWN ... LINK_UP', then 'ACTIVE')
+                seen = ", then ".join(f"{r.state} ({r.physical})" if r.physical else r.state for r in rs)
+                signals[host].extend(HealthSignal(
+                    probe=r.probe, file=r.file, line=r.state_line, text=r.state_text.strip(), kind="ib_port_flapped",
+                    severity="error", device=p.name,
+                    meaning=f"port {p.name} went down and came back: read {len(rs)} times, {seen}",
+                    action="Check the cable, transceiver and switch port (the link flaps); evict the node if it repeats.")
+                    for r in down[:2])
+                continue
             peers = present[p.name] - 1
             if p.state and p.state.lower() != "active" and p.state_line:
                 used = (active[p.name] * 2 > peers) if peers > 0 else (p.link_layer.lower() != "ethernet"
                                                                       or rails[p.ca_type] > 0)
                 if used:
                     signals[host].append(HealthSignal(
-                        probe="ibstat", file=file, line=p.state_line, text=p.state_text.strip(), kind="ib_port_down",
+                        probe=p.probe, file=p.file, line=p.state_line, text=p.state_text.strip(), kind="ib_port_down",
                         severity="error", device=p.name,
                         meaning=f"port {p.name} is {p.state}" + (f" (Physical state: {p.physical})" if p.physical else "")
                                 + (f" while it is Active on {active[p.name]} of {peers} peer(s)" if peers else ""),
                         action="Check the cable, transceiver and switch port; evict the node until the link is up."))
             elif p.rate and len(rates[p.name]) >= 3 and p.rate < 0.75 * median(rates[p.name]):
                 signals[host].append(HealthSignal(
-                    probe="ibstat", file=file, line=p.rate_line, text=p.rate_text.strip(), kind="ib_rate_degraded",
+                    probe=p.probe, file=p.file, line=p.rate_line, text=p.rate_text.strip(), kind="ib_rate_degraded",
                     severity="warning", device=p.name,
                     meaning=f"port {p.name} runs at {p.rate:g} Gb/s, peers at {median(rates[p.name]):g}",
                     action="Check the cable and transceiver; the link trained at a lower rate."))

@@ -1,6 +1,6 @@
 """Parsers for node health probe output as the tools print it: `nvidia-smi -q`, `dcgmi diag`, `dmesg -T`, `ibstat`,
-`perfquery`, nccl-tests `all_reduce_perf`, the generic JSON probe, and any other command's text. Each returns signals
-with the exact line.
+`rdma link`, `perfquery`, nccl-tests `all_reduce_perf`, the generic JSON probe, and any other command's text. Each
+returns signals with the exact line.
 
 Lines are numbered as the bundle readers number them (split on `\\n` only); odd lines are skipped and counted. A
 parser raises only `FileError`, naming the file, for text it cannot read at all (JSON nested past the parser's depth).
@@ -634,6 +634,8 @@ class IbPort:
     rate_text: str = ""
     link_layer: str = ""
     ca_type: str = ""  # the adapter's model (MT4125): a node's NICs of one model are one set of rails
+    file: str = ""
+    probe: str = "ibstat"  # the command that printed it: ibstat, or iproute2's rdma link
 
     @property
     def name(self) -> str:
@@ -652,7 +654,7 @@ def parse_ibstat(text: str, file: str = "ibstat") -> list[IbPort]:
             continue
         m = _IB_PORT.match(line)
         if m and ca:
-            port = IbPort(ca, m.group(1), ca_type=ca_type)
+            port = IbPort(ca, m.group(1), ca_type=ca_type, file=file)
             ports.append(port)
             continue
         m = _IB_KV.match(line)
@@ -672,6 +674,32 @@ def parse_ibstat(text: str, file: str = "ibstat") -> list[IbPort]:
                 pass
         elif key == "Link layer":
             port.link_layer = value
+    return ports
+
+
+# --- rdma link (iproute2) -----------------------------------------------------------------------------------
+
+# one line a port, as iproute2's `rdma link` prints it: 'link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev
+# ens6f0np0' (RoCE), 'link mlx5_7/1 subnet_prefix fe80:0000:0000:0000 lid 3403 sm_lid 1 lmc 0 state DOWN
+# physical_state POLLING' (InfiniBand, dev:rccl-1423), and older releases' '0/1: mlx5_0/1: state DOWN
+# physical_state DISABLED'
+_RDMA_LINK = re.compile(r"^\s*(?:link\s+|\d+/\d+:\s+)([\w.-]+)/(\d+):?\s(.*?)\bstate\s+(\w+)\s+physical_state\s+(\w+)"
+                        r"(?:.*?\bnetdev\s+(\S+))?")
+
+
+@reads("rdma link output")
+def parse_rdma_link(text: str, file: str = "rdma-link") -> list[IbPort]:
+    """`rdma link`: each port's state and physical state (and the line of each), in the order printed: a port read
+    several times (the command run again, its outputs one after the other) is listed once a reading."""
+    ports: list[IbPort] = []
+    for n, line in numbered_lines(text):
+        m = _RDMA_LINK.match(line)
+        if m is None:
+            continue
+        ca, port, addressing, state, physical, netdev = m.groups()
+        layer = "Ethernet" if netdev else "InfiniBand" if "lid " in addressing else ""
+        ports.append(IbPort(ca, port, state=state.capitalize(), state_line=n, state_text=line, physical=physical,
+                            physical_line=n, link_layer=layer, file=file, probe="rdma link"))
     return ports
 
 
@@ -858,4 +886,4 @@ def parse_text_probe(text: str, file: str, probe: str) -> Reading:
 
 __all__ = ["SEVERITY_RANK", "HealthSignal", "IbPort", "PortCounter", "Reading", "numbered_lines",
            "parse_dcgm_diag", "parse_dmesg", "parse_ibstat", "parse_json_probe", "parse_load", "parse_nccl_tests",
-           "parse_nvidia_smi", "parse_perfquery", "parse_text_probe"]
+           "parse_nvidia_smi", "parse_perfquery", "parse_rdma_link", "parse_text_probe"]

@@ -443,10 +443,11 @@ def _differential_lines(a: Analyses) -> list[Line]:
         for node in health.nodes:
             for signal in node.signals:
                 if signal.severity in ("fatal", "error", "warning") or _xid_of_the_job(signal.kind, signal.text, job):
-                    # (what a node shows only beside its peers is no state its line shows alone: 'Rate: 100' beside
-                    # the peers' 400, a load average of 188 beside theirs of 12, as the health analyzer compared them)
+                    # (what a node shows only beside its peers, or across readings, is no state its line shows alone:
+                    # 'Rate: 100' beside the peers' 400, a load average of 188 beside theirs of 12, a port down and
+                    # read Active later, as the health analyzer compared them)
                     text = f"{signal.probe}: {signal.meaning} ({signal.text.strip()})" \
-                        if signal.kind in _AGAINST_PEERS else signal.text
+                        if signal.kind in _COMPARED else signal.text
                     lines.append(Line(file=signal.file, line=signal.line, host=node.host, text=text,
                                       role="cause" if node.verdict == "faulty" else "context", where="probes",
                                       device_state=signal.kind != "text_probe"))  # (a command's words, no state)
@@ -467,7 +468,7 @@ def _differential_lines(a: Analyses) -> list[Line]:
     return lines
 
 
-_AGAINST_PEERS = ("ib_rate_degraded", "cpu_overloaded")
+_COMPARED = ("ib_rate_degraded", "cpu_overloaded", "ib_port_flapped")
 
 
 def _new_code_not_data(a: Analyses, decision: Decision) -> Decision:
