@@ -161,9 +161,10 @@ def test_a_hung_task_is_placed_in_the_module_it_waits_in() -> None:
                                        load_xid_catalog()).signals]  # a frame with no hung task is nothing
 
 
-def test_dmesg_amdgpu_page_fault_and_ras() -> None:
-    """The amdgpu driver's own words (gmc_v9_0.c, amdgpu_ras.c): a page fault the GPU cannot retry is the application's
-    illegal access (a warning, as Xid 31: not a faulty node); a retry fault is none; an uncorrectable RAS error is."""
+def test_dmesg_amdgpu_page_fault_ras_and_failed_reset() -> None:
+    """The amdgpu driver's own words (gmc_v9_0.c, amdgpu_ras.c, amdgpu_device.c): a page fault the GPU cannot retry is
+    the application's illegal access (a warning, as Xid 31: not a faulty node); a retry fault is none; an uncorrectable
+    RAS error is, and so is a reset of a GPU that failed (once a GPU)."""
     fault = parse_dmesg("[19277.97] amdgpu 0000:3d:00.0: amdgpu: [mmhub0] retry page fault (src_id:0 ring:0 vmid:3 "
                         "pasid:32790)\n"
                         "[19277.98] amdgpu 0000:3d:00.0: amdgpu: [mmhub0] no-retry page fault (src_id:0 ring:160 vmid:3 "
@@ -174,6 +175,13 @@ def test_dmesg_amdgpu_page_fault_and_ras() -> None:
                       "detected in GFX block\n", "f", load_xid_catalog())
     assert [(s.kind, s.line, s.severity) for s in ras.signals] == [("gpu_ras_uncorrectable", 1, "fatal")]
     assert "UMC block" in ras.signals[0].meaning and "ECC" in ras.signals[0].meaning
+    reset = parse_dmesg("[22344.29] amdgpu 0000:03:00.0: amdgpu: GPU mode1 reset failed\n"
+                        "[22344.45] amdgpu 0000:83:00.0: amdgpu: ASIC reset failed with error, -121 for drm dev, "
+                        "0000:83:00.0\n[22344.49] amdgpu 0000:03:00.0: amdgpu: ASIC reset failed with error, -121 for drm "
+                        "dev, 0000:03:00.0\n[22348.74] amdgpu 0000:83:00.0: amdgpu: GPU reset succeeded, trying to "
+                        "resume\n", "f", load_xid_catalog())  # (dev:legacy-rocm-build-2494: one failed reset a GPU)
+    assert [(s.kind, s.line, s.device, s.severity) for s in reset.signals] == [
+        ("gpu_reset_failed", 1, "0000:03:00.0", "fatal"), ("gpu_reset_failed", 2, "0000:83:00.0", "fatal")]
 
 
 def test_ibstat_perfquery_nccl_json() -> None:

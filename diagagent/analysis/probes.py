@@ -357,6 +357,11 @@ _AMDGPU_PAGE_FAULT = re.compile(r"amdgpu: \[(?:mm|gfx)hub\d*\] (?:no-retry )?pag
 # newer "socket: %d, die: %d, %u new uncorrectable hardware errors detected in %s block" and "... detected in total
 # in %s block"); the UMC block is the HBM's memory controller, so a UMC error is AMD's uncorrectable ECC
 _AMDGPU_RAS_UE = re.compile(r"(\d+) (?:new )?uncorrectable hardware errors detected in (?:total in )?(\w+) block")
+# and its reset of a hung GPU that did not work (amdgpu_device.c: "GPU mode1 reset failed", "ASIC reset failed with error,
+# %d for drm dev, %s", "GPU reset(%d) failed"): the GPU stays wedged until the node is power-cycled
+# (dev:legacy-rocm-build-2494, two GPUs at once)
+_AMDGPU_RESET_FAILED = re.compile(r"(?:amdgpu ([\w:.]+): )?amdgpu: (?:GPU (?:mode[12] |BACO )?reset(?:\(\d+\))? failed|"
+                                  r"ASIC reset failed with error)")
 _OOM_KILL = re.compile(r"(?:Memory cgroup )?[Oo]ut of memory: Kill(?:ed)? process (\d+) \(([^)]*)\)")
 _OOM_INVOKED = re.compile(r"(\S+) invoked oom-killer")
 # mm/memcontrol.c mem_cgroup_print_oom_meminfo(): 'memory: usage %llukB, limit %llukB, failcnt %lu', printed when a
@@ -500,6 +505,13 @@ def parse_dmesg(text: str, file: str, catalog: XidCatalog, probe: str = "dmesg")
                  "GPU page fault (amdgpu): a kernel accessed an address it may not, usually the application's bug",
                  "Debug the application's illegal access (AMD_SERIALIZE_KERNEL=3, compute-sanitizer on NVIDIA); if "
                  "several applications fault on one GPU, run the vendor's diagnostics.", merge_within=50)
+            continue
+        m = _AMDGPU_RESET_FAILED.search(line)
+        if m:  # (once a GPU: its mode1 and ASIC reset lines are one failed reset)
+            _sig(r, file, probe, n, line, "gpu_reset_failed", "fatal",
+                 "the driver could not reset a hung GPU (amdgpu): it stays unusable until the node is power-cycled",
+                 "Drain the node; power-cycle it and run the vendor's diagnostics (rocm-smi, AGFHC) before it returns.",
+                 device=m.group(1), merge_within=20)
             continue
         m = _AMDGPU_RAS_UE.search(line)
         if m and int(m.group(1)) > 0:
