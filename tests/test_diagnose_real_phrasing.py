@@ -777,3 +777,12 @@ def test_the_same_error_from_another_rank_of_one_unprefixed_log_is_cited_beside_
     assert _cited(d)[:2] == [2, 4]
     d = _diagnose(tmp_path / "again", {"logs/node-0/stdout.log": usage.format(r=0) + usage.format(r=0)})
     assert 4 not in _cited(d)
+
+
+def test_the_grad_norm_going_nan_and_then_the_loss_are_both_cited(tmp_path: Path) -> None:
+    """NeMo Automodel's step lines (dev:automodel-1883): the grad norm goes NaN a step before the loss does; both lines
+    are the divergence, the first of each metric cited (not the loss's later NaNs)."""
+    steps = ["step 10 | loss 2.4011 | grad_norm     1.2031", "step 11 | loss 2.3224 | grad_norm     nan",
+             "step 12 | loss    nan | grad_norm     nan", "step 13 | loss    nan | grad_norm     nan"]
+    d = _diagnose(tmp_path, {"logs/node-0/stdout.log": "\n".join(steps) + "\n"})
+    assert d.fault == "nan_loss_divergence" and _cited(d)[:2] == [2, 3] and 4 not in _cited(d)
