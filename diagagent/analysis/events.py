@@ -116,6 +116,9 @@ class NodeSuspect(BaseModel):
     signals: list[str] = Field(default_factory=list)  # what singled it out: exclusive, missing, silent, named, first
 
 
+NOT_FINITE = ("nan_", "inf_")  # the prefix of a metric anomaly's kind whose value went NaN or infinite
+
+
 class MetricAnomaly(BaseModel):
     kind: str  # nan_loss | inf_loss | nan_grad_norm | inf_grad_norm | loss_jump | grad_norm_jump | nan_iterations
     # | straggler_rank | step_time_slowdown | data_loading_bound (value: the step's data time, previous: its whole time)
@@ -232,7 +235,7 @@ def _timeline(files: list[FileSummary]) -> _Timeline:
         starts = [f.first_iteration_ts for f in progress if f.first_iteration_ts is not None]
         out.progress_start_ts = min(starts) if starts else None
         out.advanced = any(f.last_iteration != f.first_iteration for f in progress)
-    bad = [m for f in files for m in f.metrics if m.kind.startswith(("nan_", "inf_"))]
+    bad = [m for f in files for m in f.metrics if m.kind.startswith(NOT_FINITE)]
     if bad:
         out.first_nan = min(bad, key=lambda m: (m.iteration if m.iteration is not None else math.inf, m.file, m.line))
     resumed = [f.resume_step for f in files if f.resume_step is not None]
@@ -1110,7 +1113,7 @@ def _decisive_first(a: MetricAnomaly) -> tuple[int, float]:
     """What a metric anomaly proves, most first: a non-finite loss or grad norm (the divergence itself), a count of
     NaN iterations, a straggler report or steps waiting on their data (why steps are slow), then a jump (a spike that
     precedes a divergence, or passes) or the first slow step."""
-    kind = 0 if a.kind.startswith(("nan_", "inf_")) else 1 if a.kind == "nan_iterations" \
+    kind = 0 if a.kind.startswith(NOT_FINITE) else 1 if a.kind == "nan_iterations" \
         else 2 if a.kind in ("straggler_rank", "data_loading_bound") else 3
     return kind, a.iteration if a.iteration is not None else math.inf
 
@@ -1197,7 +1200,7 @@ def _ranked_events(cands: list[_Candidate], roots: set[str], anomalies: list[Met
                             level=_LEVELS[c.t.level] if c.t.level >= 0 else None, score=round(c.score, 4),
                             why="; ".join(c.why), role=c.role, stage=occ.stage,  # type: ignore[arg-type]
                             trained_after=trained_after(c, occ), normal_share=c.normal_share))
-    bad = [a for a in anomalies if a.kind.startswith(("nan_", "inf_"))]
+    bad = [a for a in anomalies if a.kind.startswith(NOT_FINITE)]
     if bad:  # the first NaN/inf is the cause-indicating line of a divergence
         first = min(bad, key=lambda a: (a.iteration if a.iteration is not None else math.inf, a.location.line))
         top = out[0].score if out and out[0].role == "cause" else 1.0

@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from diagagent.analysis.events import LogFindings, LogLocation
+from diagagent.analysis.events import NOT_FINITE, LogFindings, LogLocation
 from diagagent.analysis.logparse import line_kind, split_header, stage_of_frames, stage_of_words
 from diagagent.config import Settings
 from diagagent.contract import Diagnosis, Evidence, EvidenceKind, EvidenceRole, NodeScore, SchemaMatch
@@ -136,9 +136,6 @@ def _another_rank(first: str, again: str) -> bool:
         _RANK_NUMBER.sub(r"\1N", first).strip() == _RANK_NUMBER.sub(r"\1N", again).strip()
 
 
-_NOT_A_NUMBER = ("nan_", "inf_")  # the metric anomalies of a value gone NaN or infinite
-
-
 def _from_logs(a: Analyses, g: _Gathered) -> None:
     logs = a.logs
     if logs is None:
@@ -185,11 +182,11 @@ def _from_logs(a: Analyses, g: _Gathered) -> None:
     if anomalies and anomalies[0].kind == "data_loading_bound":  # why the steps are slow, and where they began to be
         anomalies += [m for m in logs.metric_anomalies if m.kind == "step_time_slowdown"
                       and m.location.line != anomalies[0].location.line][:1]
-    elif anomalies and anomalies[0].kind.startswith(_NOT_A_NUMBER):  # and the next metric that went NaN or infinite
+    elif anomalies and anomalies[0].kind.startswith(NOT_FINITE):  # and the next metric that went NaN or infinite
         # on its own line: the grad norm first, then the loss (dev:automodel-1883, 'step 11 | loss 2.3224 | grad_norm
         # nan', then 'step 12 | loss    nan'; dev:gemma_pytorch-24)
         first = anomalies[0]
-        then = next((m for m in logs.metric_anomalies if m.kind.startswith(_NOT_A_NUMBER) and m.kind != first.kind),
+        then = next((m for m in logs.metric_anomalies if m.kind.startswith(NOT_FINITE) and m.kind != first.kind),
                     None)
         if then is not None and (then.location.file, then.location.line) != (first.location.file, first.location.line):
             anomalies.append(then)
