@@ -93,7 +93,7 @@ PROBE_LINES = ["Attached GPUs : {n}", "    DRAM Uncorrectable : {n}", "GPU 00000
 
 @FUZZ
 @given(st.sampled_from(["nvidia-smi", "dcgm-diag", "dmesg", "nccl-tests", "ibstat", "rdma-link", "ib-counters",
-                        "json"]),
+                        "limits", "json"]),
        st.one_of(_lines(PROBE_LINES), json_value.map(json.dumps), st.fixed_dictionaries(
            {"status": json_value, "probe": json_value, "detail": json_value, "metrics": json_value}).map(json.dumps),
            st.integers(0, 3000).map(lambda d: _nested(d, "{\"a\": "))))
@@ -101,7 +101,8 @@ def test_probe_parsers_raise_nothing_but_a_file_error_naming_the_file(kind: str,
     file = f"probes/node-001/{kind}.txt"
     parse = {"nvidia-smi": probes.parse_nvidia_smi, "dcgm-diag": probes.parse_dcgm_diag,
              "nccl-tests": probes.parse_nccl_tests, "ibstat": probes.parse_ibstat,
-             "rdma-link": probes.parse_rdma_link, "ib-counters": probes.parse_perfquery}.get(kind)
+             "rdma-link": probes.parse_rdma_link, "ib-counters": probes.parse_perfquery,
+             "limits": probes.parse_limits}.get(kind)
     try:
         if kind == "dmesg":
             probes.parse_dmesg(text, file, load_xid_catalog())

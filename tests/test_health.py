@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from diagagent.analysis.probes import (
     parse_dmesg,
     parse_ibstat,
     parse_json_probe,
+    parse_limits,
     parse_nccl_tests,
     parse_nvidia_smi,
     parse_perfquery,
@@ -235,6 +237,45 @@ def test_rdma_link_reads_each_port_and_a_port_that_went_down_and_came_back_is_a_
     with Bundle.open(root) as b:
         down = analyze_health(b).node("n0")
     assert down is not None and [(s.kind, s.line) for s in down.signals] == [("ib_port_down", 2)]
+
+
+def test_a_memlock_limit_below_the_peers_is_the_nodes_and_names_it_for_an_rdma_registration_failure(
+        tmp_path: Path) -> None:
+    """`ulimit -a` in bash's layout and /proc/<pid>/limits in the kernel's: the node whose memlock limit is below the
+    others' is faulty, its limit line cited, and with NCCL's 'ibv_reg_mr failed' it is the node the memlock fault is
+    on (blind incident verl-ray-memlock-ibv-reg-mr); nodes with one limit say nothing."""
+    bash = "core file size              (blocks, -c) 0\nmax locked memory           (kbytes, -l) {v}\nopen files (-n) 1048576\n"
+    proc = "Limit                     Soft Limit           Hard Limit           Units\nMax locked memory         {v}  {v}  bytes\n"
+    assert parse_limits(bash.format(v=64), "f").values["memlock_bytes"][:2] == (65536.0, 2)
+    assert parse_limits(bash.format(v="unlimited"), "f").values["memlock_bytes"][0] == math.inf
+    assert parse_limits(proc.format(v=8388608), "f").values["memlock_bytes"][:2] == (8388608.0, 2)
+    assert parse_limits(bash.format(v="lots"), "f").skipped == 1
+    root = tmp_path / "b"
+    for host in ("n0", "n1", "n2"):
+        (root / "probes" / host).mkdir(parents=True)
+        (root / "logs" / host).mkdir(parents=True)
+        (root / "logs" / host / "rank.log").write_text(f"{host}:311:900 [0] NCCL INFO Bootstrap : Using eth0\n")
+    (root / "job.yaml").write_text('job_id: "4"\nstatus: failed\nnodes:\n  - {host: n0}\n  - {host: n1}\n'
+                                   '  - {host: n2}\n')
+    (root / "probes" / "n0" / "ulimit.txt").write_text(bash.format(v="unlimited"))
+    (root / "probes" / "n1" / "ulimit.txt").write_text(bash.format(v=64))
+    (root / "probes" / "n2" / "limits").write_text(proc.format(v="unlimited"))
+    (root / "logs" / "n1" / "rank.log").write_text(
+        "n1:311:900 [0] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate "
+        "memory\n")
+    with Bundle.open(root) as b:
+        f = analyze_health(b)
+        d = diagnose(b)
+    assert [(n.host, n.verdict) for n in sorted(f.nodes, key=lambda n: n.host)] == [
+        ("n0", "healthy"), ("n1", "faulty"), ("n2", "healthy")]
+    n1 = f.node("n1")
+    assert n1 is not None and [(s.kind, s.line, s.meaning) for s in n1.signals] == [
+        ("memlock_below_peers", 2, "max locked memory 64 kB below its peers' unlimited")]
+    assert d.fault == "rdma_memlock_limit" and d.faulty_hosts == ["n1"]
+    assert ("probes/n1/ulimit.txt", 2) in [(e.file, e.line) for e in d.evidence if e.role == "cause"]
+    (root / "probes" / "n1" / "ulimit.txt").write_text(bash.format(v="unlimited"))
+    with Bundle.open(root) as b:
+        assert all(n.verdict == "healthy" for n in analyze_health(b).nodes)
 
 
 def _probe_bundle(root: Path) -> Path:

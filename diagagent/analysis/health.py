@@ -7,6 +7,7 @@ file that cannot be read is skipped and named (in `bundle.issues`); the other fi
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections import Counter, defaultdict
@@ -28,6 +29,7 @@ from diagagent.analysis.probes import (
     parse_dmesg,
     parse_ibstat,
     parse_json_probe,
+    parse_limits,
     parse_load,
     parse_nccl_tests,
     parse_nvidia_smi,
@@ -42,7 +44,7 @@ from diagagent.telemetry.readers import read_text
 
 Verdict = Literal["healthy", "degraded", "faulty"]
 ProbeKind = Literal["nvidia-smi", "dcgm-diag", "dmesg", "ibstat", "rdma-link", "ib-counters", "nccl-tests", "load",
-                    "json", "text"]
+                    "limits", "json", "text"]
 
 # counter -> (kind, severity when an outlier, the least value that counts, meaning); perfquery and sysfs names
 _COUNTERS: dict[str, tuple[str, Severity, int, str]] = {
@@ -120,7 +122,7 @@ def probe_kind(part: PartFile, head: str) -> ProbeKind:
                          ("ethtool", "ib-counters"),
                          ("nccl", "nccl-tests"), ("all_reduce", "nccl-tests"),
                          ("uptime", "load"), ("top.", "load"), ("top-", "load"), ("top_", "load"),
-                         ("loadavg", "load")):
+                         ("loadavg", "load"), ("ulimit", "limits"), ("limits", "limits")):
         if name.startswith(prefix):
             return kind  # type: ignore[return-value]
     if "NVSMI LOG" in head or "Attached GPUs" in head:
@@ -137,6 +139,8 @@ def probe_kind(part: PartFile, head: str) -> ProbeKind:
         return "nccl-tests"
     if "load average:" in head:
         return "load"
+    if "max locked memory" in head.lower():
+        return "limits"
     if "NVRM:" in head or "kernel:" in head or head.startswith("["):
         return "dmesg"
     return "text"  # any other command's output: its lines that say warning or worse
@@ -206,6 +210,7 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
     _peer_gpus(readings, files_of, signals, job.gpus_per_node)
     _peer_escalate(readings, signals)
     _peer_load(readings, files_of, signals, findings)
+    _peer_memlock(readings, files_of, signals)
 
     nodes = []
     for host in sorted(probes):
@@ -338,6 +343,8 @@ def _parse(kind: ProbeKind, text: str, part: PartFile, catalog: XidCatalog) -> R
         return parse_text_probe(text, part.file, part.name)
     if kind == "load":
         return parse_load(text, part.file)
+    if kind == "limits":
+        return parse_limits(text, part.file)
     return {"nvidia-smi": parse_nvidia_smi, "dcgm-diag": parse_dcgm_diag, "nccl-tests": parse_nccl_tests}[kind](
         text, part.file)
 
@@ -390,6 +397,36 @@ def _peer_load(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[str
             probe="load", file=files_of[(host, "load")], line=line, text=text.strip(), kind="cpu_overloaded",
             severity="error", meaning=f"load average {load:g} against the peers' median {base:g}{busy}",
             action="Find what loads the CPUs (top, sorted by CPU); stop what is not the job's, or evict the node."))
+
+
+def _peer_memlock(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[str, str], str],
+                  signals: dict[str, list[HealthSignal]]) -> None:
+    """A node whose memlock limit (ulimit -l) is lower than another node's: RDMA (InfiniBand, RoCE, EFA) pins the
+    buffers it registers, and this node's ranks cannot (NCCL's 'Call to ibv_reg_mr failed', libfabric's -12), where
+    the others can; the node's set-up, not the job's (blind incident verl-ray-memlock-ibv-reg-mr: 64 kB on one node,
+    unlimited on the others)."""
+    values = {host: by_kind["limits"].values["memlock_bytes"] for host, by_kind in readings.items()
+              if "limits" in by_kind and "memlock_bytes" in by_kind["limits"].values}
+    if len(values) < 2:
+        return
+    most = max(v[0] for v in values.values())
+    for host, (value, line, text) in values.items():
+        if value < most:
+            signals[host].append(HealthSignal(
+                probe="limits", file=files_of[(host, "limits")], line=line, text=text.strip(), kind="memlock_below_peers",
+                severity="error", meaning=f"max locked memory {_bytes(value)} below its peers' {_bytes(most)}",
+                action="Raise the memlock limit to unlimited (limits.conf, the container's --ulimit memlock=-1, "
+                       "the scheduler's PropagateResourceLimits) and restart the node's ranks."))
+
+
+def _bytes(value: float) -> str:
+    if math.isinf(value):
+        return "unlimited"
+    for unit in ("B", "kB", "MB"):
+        if value < 1024:
+            return f"{value:g} {unit}"
+        value /= 1024
+    return f"{value:g} GB"
 
 
 def _peer_ib_ports(ib_ports: dict[str, list[IbPort]], signals: dict[str, list[HealthSignal]]) -> None:

@@ -879,6 +879,36 @@ def parse_load(text: str, file: str) -> Reading:
     return r
 
 
+# bash's `ulimit -a` ('max locked memory           (kbytes, -l) 64', or 'unlimited'; dash and zsh print
+# 'locked memory(kbytes)   64' and '-l: locked-in-memory size (kbytes) 64') and the kernel's /proc/<pid>/limits
+# ('Max locked memory         65536                65536                bytes': its soft limit, the first value)
+_ULIMIT_MEMLOCK = re.compile(r"^(?:max locked memory\s+\((kbytes|bytes), -l\)|locked memory\((kbytes)\)|-l: "
+                             r"locked-in-memory size \((kbytes)\))\s+(\S+)\s*$", re.IGNORECASE)
+_PROC_MEMLOCK = re.compile(r"^Max locked memory\s+(\S+)\s+\S+\s+(bytes)\s*$")
+
+
+@reads("ulimit -a or /proc/<pid>/limits output")
+def parse_limits(text: str, file: str) -> Reading:
+    """The processes' memlock limit, in bytes (unlimited: infinity), to compare with the node's peers: RDMA pins the
+    buffers it registers, and a limit lower than the other nodes' fails the registration (NCCL's 'Call to
+    ibv_reg_mr failed')."""
+    r = Reading()
+    for n, line in numbered_lines(text):
+        m = _ULIMIT_MEMLOCK.match(line.strip())
+        value, unit = (m.group(4), next(u for u in m.group(1, 2, 3) if u)) if m else (None, None)
+        if m is None and (m := _PROC_MEMLOCK.match(line.strip())):
+            value, unit = m.group(1), m.group(2)
+        if value is None or "memlock_bytes" in r.values:
+            continue
+        if value.lower() in ("unlimited", "infinity"):
+            r.values["memlock_bytes"] = (math.inf, n, line)
+        elif value.isdigit() and len(value) <= MAX_DIGITS:
+            r.values["memlock_bytes"] = (float(value) * (1024 if unit.lower() == "kbytes" else 1), n, line)
+        else:
+            r.skip(n)
+    return r
+
+
 @reads("the text output of a command")
 def parse_text_probe(text: str, file: str, probe: str) -> Reading:
     """Any other command's text (`kubectl describe pod`, `top`, a site's own check): each line whose words say warning
@@ -897,5 +927,5 @@ def parse_text_probe(text: str, file: str, probe: str) -> Reading:
 
 
 __all__ = ["SEVERITY_RANK", "HealthSignal", "IbPort", "PortCounter", "Reading", "numbered_lines",
-           "parse_dcgm_diag", "parse_dmesg", "parse_ibstat", "parse_json_probe", "parse_load", "parse_nccl_tests",
-           "parse_nvidia_smi", "parse_perfquery", "parse_rdma_link", "parse_text_probe"]
+           "parse_dcgm_diag", "parse_dmesg", "parse_ibstat", "parse_json_probe", "parse_limits", "parse_load",
+           "parse_nccl_tests", "parse_nvidia_smi", "parse_perfquery", "parse_rdma_link", "parse_text_probe"]
