@@ -158,8 +158,12 @@ def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category]
     if schema is not None and schema[1] < book.schema_at_least:
         schema = None
     category_of: dict[str, Category | None] = {f: None if f in book.no_category else c for f, c in categories.items()}
-    present = {h.fault for h in hits}
+    # (a hint explains nothing away: a peer's 'Connection reset by peer' is no bootstrap failure that NCCL's internal
+    # error stood for, blind incident raytrain-workerfiles-nccl-internal-2node)
+    present = {h.fault for h in hits if h.signature.strength != "weak"}
     hits = [h for h in hits if not present & set(book.explained_by.get(h.fault, []))]
+    if schema is not None and present & set(book.explained_by.get(schema[0], [])):
+        schema = None  # nor does its schema count for it (NCCL's internal error, its last WARN a bootstrap failure)
     scores: dict[str, float] = {}
     why: dict[str, list[str]] = {}
     for fault in dict.fromkeys(h.fault for h in hits):
