@@ -278,6 +278,39 @@ def test_a_memlock_limit_below_the_peers_is_the_nodes_and_names_it_for_an_rdma_r
         assert all(n.verdict == "healthy" for n in analyze_health(b).nodes)
 
 
+def test_a_gpu_driver_unlike_most_peers_is_the_nodes_and_names_it_for_a_driver_mismatch(tmp_path: Path) -> None:
+    """nvidia-smi -q's Driver Version compared across nodes: the one node of four on another version is faulty, its
+    line cited, and with CUDA's 'driver version is insufficient' it is the node evicted (blind incident
+    sbatch-slurmout-nemo-old-driver-one-node-4node); two nodes on two versions tell no odd one."""
+    smi = "==============NVSMI LOG==============\n\nDriver Version                            : {v}\n" \
+          "CUDA Version                              : 12.4\n\nAttached GPUs                             : 8\n"
+    assert parse_nvidia_smi(smi.format(v="550.127.08"), "f").values["driver"][:2] == (550.127, 3)
+    root = tmp_path / "b"
+    hosts = ("n0", "n1", "n2", "n3")
+    for host in hosts:
+        (root / "probes" / host).mkdir(parents=True)
+        (root / "probes" / host / "nvidia-smi.txt").write_text(smi.format(v="450.248.02" if host == "n2" else
+                                                                          "550.127.08"))
+    (root / "logs" / "n0").mkdir(parents=True)
+    (root / "logs" / "n0" / "slurm.out").write_text(
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n")
+    (root / "job.yaml").write_text('job_id: "5"\nstatus: failed\nnodes:\n' + "".join(f"  - {{host: {h}}}\n"
+                                                                                    for h in hosts))
+    with Bundle.open(root) as b:
+        f = analyze_health(b)
+        d = diagnose(b)
+    n2 = f.node("n2")
+    assert n2 is not None and n2.verdict == "faulty" and [(s.kind, s.line, s.meaning) for s in n2.signals] == [
+        ("driver_unlike_peers", 3, "driver 450.248.02 where 3 of 4 nodes run 550.127.08")]
+    assert [n.host for n in f.nodes if n.verdict != "healthy"] == ["n2"]
+    assert d.fault == "cuda_driver_mismatch" and d.faulty_hosts == ["n2"]
+    assert [(p.kind, p.nodes) for p in d.proposals if p.kind == "evict"] == [("evict", ["n2"])]
+    shutil.rmtree(root / "probes" / "n0")
+    shutil.rmtree(root / "probes" / "n1")
+    with Bundle.open(root) as b:
+        assert all(n.verdict == "healthy" for n in analyze_health(b).nodes)
+
+
 def _probe_bundle(root: Path) -> Path:
     hosts = [f"node-00{i}" for i in range(1, 6)]
     (root).mkdir(parents=True)

@@ -211,6 +211,7 @@ def analyze_health(bundle: Bundle, catalog: XidCatalog | None = None, budget: Bu
     _peer_escalate(readings, signals)
     _peer_load(readings, files_of, signals, findings)
     _peer_memlock(readings, files_of, signals)
+    _peer_driver(readings, files_of, signals)
 
     nodes = []
     for host in sorted(probes):
@@ -417,6 +418,27 @@ def _peer_memlock(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[
                 severity="error", meaning=f"max locked memory {_bytes(value)} below its peers' {_bytes(most)}",
                 action="Raise the memlock limit to unlimited (limits.conf, the container's --ulimit memlock=-1, "
                        "the scheduler's PropagateResourceLimits) and restart the node's ranks."))
+
+
+def _peer_driver(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[str, str], str],
+                 signals: dict[str, list[HealthSignal]]) -> None:
+    """A node whose GPU driver is not the version most of its peers run: its CUDA runtime may need a newer one
+    ('CUDA driver version is insufficient for CUDA runtime version') or its kernel module may not match the
+    libraries; the node's set-up (blind incident sbatch-slurmout-nemo-old-driver-one-node-4node: 450.248.02 on one node
+    of four, 550.127.08 on the others)."""
+    values = {host: by_kind["nvidia-smi"].values["driver"] for host, by_kind in readings.items()
+              if "nvidia-smi" in by_kind and "driver" in by_kind["nvidia-smi"].values}
+    common, count = Counter(v[0] for v in values.values()).most_common(1)[0] if values else (None, 0)
+    if len(values) < 3 or count * 2 <= len(values):
+        return  # no version most nodes share: none of them is the odd one
+    shown = next(text for value, _, text in values.values() if value == common).split(":")[-1].strip()
+    for host, (value, line, text) in values.items():
+        if value != common:
+            signals[host].append(HealthSignal(
+                probe="nvidia-smi", file=files_of[(host, "nvidia-smi")], line=line, text=text.strip(),
+                kind="driver_unlike_peers", severity="error",
+                meaning=f"driver {text.split(':')[-1].strip()} where {count} of {len(values)} nodes run {shown}",
+                action="Install the driver the other nodes run (or drain the node) and restart its ranks."))
 
 
 def _bytes(value: float) -> str:

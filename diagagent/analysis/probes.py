@@ -129,10 +129,14 @@ def _int(value: str) -> int | None:
     return int(head) if head.isdigit() and len(head) <= MAX_DIGITS else None
 
 
+_DRIVER_VERSION = re.compile(r"^(\d{1,4})\.(\d{1,4})(?:\.\d{1,4})?$")  # nvidia-smi -q's 'Driver Version : 550.127.08'
+
+
 @reads("nvidia-smi -q output")
 def parse_nvidia_smi(text: str, file: str, probe: str = "nvidia-smi", correctable_warn: int = 1000) -> Reading:
     """`nvidia-smi -q`: ECC (volatile / aggregate; SRAM/DRAM or Single/Double Bit), retired pages, remapped rows,
-    clock throttle / event reasons, temperatures, lost GPUs. Values: `gpus` (Attached GPUs), `gpu_count`."""
+    clock throttle / event reasons, temperatures, lost GPUs. Values: `gpus` (Attached GPUs), `gpu_count`, `driver`
+    (its major.minor version)."""
     r = Reading()
     stack: list[tuple[int, str]] = []
     gpu: str | None = None
@@ -200,6 +204,8 @@ def parse_nvidia_smi(text: str, file: str, probe: str = "nvidia-smi", correctabl
         path = [s for _, s in stack]
         if key == "Attached GPUs" and _int(value) is not None:
             r.values["gpus"] = (float(_int(value) or 0), n, line)
+        elif key == "Driver Version" and (v := _DRIVER_VERSION.match(value.strip())):  # compared with the peers'
+            r.values["driver"] = (float(f"{v.group(1)}.{v.group(2)}"), n, line)
         elif "ECC Errors" in path:
             _smi_ecc(r, file, probe, n, line, path, key, value, gpu, correctable_warn)
         elif "Retired Pages" in path:

@@ -476,7 +476,7 @@ def _differential_lines(a: Analyses) -> list[Line]:
     return lines
 
 
-_COMPARED = ("ib_rate_degraded", "cpu_overloaded", "ib_port_flapped", "memlock_below_peers")
+_COMPARED = ("ib_rate_degraded", "cpu_overloaded", "ib_port_flapped", "memlock_below_peers", "driver_unlike_peers")
 
 
 def _new_code_not_data(a: Analyses, decision: Decision) -> Decision:
