@@ -205,6 +205,13 @@ def test_progress_numbers_and_the_fast_layout_agree() -> None:
     imagenet = read_progress("Epoch: [1][  100/5005]\tTime  8.719 ( 0.361)\tData  8.597 ( 0.230)\tLoss 1.2987e+00")
     assert (imagenet.iteration, imagenet.step_time_s, imagenet.loss) == (100, 8.719, 1.2987)
     assert read_progress("the Time 3 (of 4) said").step_time_s is None  # (a word, not the meter)
+    # NeMo's progress printer: the epoch's iteration, then the trainer's global_step, which counts the job's steps
+    # (blind incident sbatch-srun-l-nemo-nccl-proxy-internal-4node); read by its layout too
+    nemo = (b"Training epoch 1, iteration 666/38249 | lr: 0.0002872 | global_batch_size: 512 | global_step: 12417 | "
+            b"reduced_train_loss: 1.816 | train_step_timing in s: 7.327")
+    assert (read_progress(nemo.decode()).iteration, read_progress(nemo.decode()).step_time_s) == (12417, 7.327)
+    nemo_layout = progress_layout(nemo)
+    assert nemo_layout is not None and read_progress_with(nemo_layout, nemo.replace(b"12417", b"12418")).iteration == 12418
     # a trainer's own rate: TensorFlow's CIFAR-10 tutorial's seconds a batch before its examples a second
     # (dev:tensorflow-2987), Hand4Whole's seconds an itr beside its parts, MXNet's Speedometer in samples a second (the
     # inverse of a step, dev:mxnet-4804)

@@ -299,6 +299,10 @@ _ITERATION = re.compile(  # fairseq counts optimizer steps as "| num_updates 101
     # Marian NMT's scheduler: "Ep. 1 : Up. 51000 : Sen. 77,303,338 : Cost 1.41794586 : Time 334.55s : ..."
     # (dev:translations-1002)
     r"|\bEp\. \d+ : Up\. (\d+) :)", re.IGNORECASE)
+# the job's step count printed after the epoch's on one line: NeMo's progress printer, "Training epoch 0, iteration
+# 666/38249 | lr: 0.0002872 | global_batch_size: 512 | global_step: 12417 | reduced_train_loss: 1.816" (its iteration
+# counts the epoch's batches, global_step the trainer's steps; blind incident sbatch-srun-l-nemo-nccl-proxy-internal-4node)
+_GLOBAL_STEP = re.compile(r"\bglobal_step\b\s*[:=]\s*(\d+)(?!\.\d*[1-9])(?!\d)")
 # a bar's rate, tqdm's "1.78s/it" or "3.45it/s" (and the rich bar's): the step time where no line names one; a
 # trainer's own, TensorFlow's CIFAR-10 tutorial's "(71.1 examples/sec; 3.600 sec/batch)" (dev:tensorflow-2987) and
 # Hand4Whole's "speed: 0.72(0.65s r0.07)s/itr" (dev:hand4whole_release-31)
@@ -925,6 +929,8 @@ def _field_spans(line: str) -> tuple[dict[str, tuple[int, str, float]], bool]:
     if m:
         g = next(i for i in (1, 4, 6, 7, 9, 11, 13, 14, 15, 17) if m.group(i) is not None)
         out["iteration"] = (base + m.start(g), m.group(g), 1.0)
+        if (job_wide := _GLOBAL_STEP.search(message, m.end())) is not None:  # the count across epochs, over the epoch's
+            out["iteration"] = (base + job_wide.start(1), job_wide.group(1), 1.0)
     for name, pattern in (("loss", _LOSS), ("grad_norm", _GRAD_NORM), ("nan_iterations", _NAN_COUNT)):
         m = pattern.search(message)
         if m:
