@@ -91,6 +91,25 @@ def test_dcgm_diag_v3_and_v4_tables() -> None:
     assert parse_dcgm_diag((FIX / "dcgm-diag-pass.txt").read_text(), "f").signals == []
 
 
+def test_a_dcgm_failure_is_weighed_by_the_reason_dcgm_printed(tmp_path: Path) -> None:
+    """A DCGM table's 'Fail' row says which test failed; the warning under it says why, and the signatures read that:
+    'Detected 2 volatile double-bit ECC error(s)' is an uncorrectable ECC error on that node's GPU (incident
+    impi-deepspeed-dcgm-ecc-3node, where CUDA's 'unspecified launch failure' on its rank says only that a kernel
+    faulted)."""
+    root = tmp_path / "b"
+    for host in ("n0", "n1"):
+        (root / "logs" / host).mkdir(parents=True)
+        (root / "logs" / host / "rank.log").write_text("[13] RuntimeError: CUDA error: unspecified launch failure\n"
+                                                       if host == "n1" else "step 10 loss 2.0\n")
+    (root / "probes" / "n1").mkdir(parents=True)
+    shutil.copy(FIX / "dcgm-diag-v4-fail.txt", root / "probes" / "n1" / "dcgm-diag.txt")
+    (root / "job.yaml").write_text('job_id: "6"\nstatus: failed\nnodes:\n  - {host: n0}\n  - {host: n1}\n')
+    with Bundle.open(root) as b:
+        d = diagnose(b)
+    assert (d.fault, d.faulty_hosts) == ("gpu_ecc_uncorrectable", ["n1"])
+    assert ("probes/n1/dcgm-diag.txt", 16) in [(e.file, e.line) for e in d.evidence if e.role == "cause"]
+
+
 def test_dmesg_xid_catalog_aer_oom_panic_links() -> None:
     r = parse_dmesg((FIX / "dmesg.txt").read_text(), "f", load_xid_catalog())
     k = _kinds(r)

@@ -453,9 +453,10 @@ def _differential_lines(a: Analyses) -> list[Line]:
                 if signal.severity in ("fatal", "error", "warning") or _xid_of_the_job(signal.kind, signal.text, job):
                     # (what a node shows only beside its peers, or across readings, is no state its line shows alone:
                     # 'Rate: 100' beside the peers' 400, a load average of 188 beside theirs of 12, a port down and
-                    # read Active later, as the health analyzer compared them)
+                    # read Active later, as the health analyzer compared them; nor does a DCGM table's 'Fail - GPU: 5'
+                    # row say why without the warning printed under it)
                     text = f"{signal.probe}: {signal.meaning} ({signal.text.strip()})" \
-                        if signal.kind in _COMPARED else signal.text
+                        if signal.kind in _IN_WORDS else signal.text
                     lines.append(Line(file=signal.file, line=signal.line, host=node.host, text=text,
                                       role="cause" if node.verdict == "faulty" else "context", where="probes",
                                       device_state=signal.kind != "text_probe"))  # (a command's words, no state)
@@ -476,7 +477,8 @@ def _differential_lines(a: Analyses) -> list[Line]:
     return lines
 
 
-_COMPARED = ("ib_rate_degraded", "cpu_overloaded", "ib_port_flapped", "memlock_below_peers", "driver_unlike_peers")
+_IN_WORDS = ("ib_rate_degraded", "cpu_overloaded", "ib_port_flapped", "memlock_below_peers", "driver_unlike_peers",
+             "dcgm_fail")
 
 
 def _new_code_not_data(a: Analyses, decision: Decision) -> Decision:
