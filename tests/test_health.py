@@ -110,6 +110,31 @@ def test_a_dcgm_failure_is_weighed_by_the_reason_dcgm_printed(tmp_path: Path) ->
     assert ("probes/n1/dcgm-diag.txt", 16) in [(e.file, e.line) for e in d.evidence if e.role == "cause"]
 
 
+def test_a_name_dig_cannot_resolve_explains_the_rendezvous_that_timed_out(tmp_path: Path) -> None:
+    """dig's NXDOMAIN header on a node is read as a hint line of its probe, and a rendezvous that timed out while
+    c10d could not resolve the master's name is that name's failure, not the rendezvous' (incident
+    deepspeed-relsec-dns-master-two-nodes)."""
+    dig = (";; Got answer:\n;; ->>HEADER<<- opcode: QUERY, status: NXDOMAIN, id: 24608\n"
+           ";; flags: qr rd ra ad; QUERY: 1, ANSWER: 0, AUTHORITY: 1, ADDITIONAL: 1\n")
+    assert [(x.line, x.kind) for x in parse_text_probe(dig, "f", "dig").signals] == [(2, "text_probe")]
+    root = tmp_path / "b"
+    for host in ("n0", "n1"):
+        (root / "logs" / host).mkdir(parents=True)
+    (root / "logs" / "n0" / "node.log").write_text(
+        "[rank0]: torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients. 8/16 clients "
+        "joined.\n")
+    (root / "logs" / "n1" / "node.log").write_text(
+        "[W1125 08:30:10.618290694 socket.cpp:752] [c10d] The IPv4 network addresses of (train-master, 29500) cannot "
+        "be retrieved (gai error: -2 - Name or service not known).\n")
+    (root / "probes" / "n1").mkdir(parents=True)
+    (root / "probes" / "n1" / "dig.txt").write_text(dig)
+    (root / "job.yaml").write_text('job_id: "7"\nstatus: failed\nnodes:\n  - {host: n0}\n  - {host: n1}\n')
+    with Bundle.open(root) as b:
+        d = diagnose(b)
+    assert d.fault == "dns_resolution_failure"
+    assert ("probes/n1/dig.txt", 2) in [(e.file, e.line) for e in d.evidence if e.role == "cause"]
+
+
 def test_dmesg_xid_catalog_aer_oom_panic_links() -> None:
     r = parse_dmesg((FIX / "dmesg.txt").read_text(), "f", load_xid_catalog())
     k = _kinds(r)

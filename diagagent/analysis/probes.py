@@ -860,6 +860,9 @@ MAX_TEXT_SIGNALS = 50  # a command's warning lines past this many are counted wi
 # what Kubernetes reports at its Normal level that ended a pod: the scheduler's 'Preempted' event ('Preempted by pod
 # <uid> on node <node>'), and the container's last state 'OOMKilled' (its documented event reasons and states)
 _KUBE_REASON = re.compile(r"\b(?:Preempted|OOMKilled)\b")
+# dig's answer header when the name did not resolve: ';; ->>HEADER<<- opcode: QUERY, status: NXDOMAIN, id: 24608'
+# (BIND's dig: NXDOMAIN, no such name; SERVFAIL, the resolver failed; REFUSED)
+_DIG_FAILED = re.compile(r"^;; ->>HEADER<<- opcode: \w+, status: (?:NXDOMAIN|SERVFAIL|REFUSED)\b")
 
 
 # `uptime` and the first lines of `top -b` ('top - 04:10:59 up 6 days,  3:11,  1 user,  load average: 188.42, 171.07,
@@ -923,7 +926,7 @@ def parse_text_probe(text: str, file: str, probe: str) -> Reading:
     faulty."""
     r = Reading()
     for n, line in numbered_lines(text):
-        if content_level(line) in ("warning", "error", "fatal") or _KUBE_REASON.search(line):
+        if content_level(line) in ("warning", "error", "fatal") or _KUBE_REASON.search(line) or _DIG_FAILED.match(line):
             if len(r.signals) >= MAX_TEXT_SIGNALS:
                 r.signals[-1].count += 1
                 continue
