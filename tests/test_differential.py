@@ -125,6 +125,15 @@ def test_a_watchdog_timeout_alone_is_named_without_a_category() -> None:
     # beside a root error, the root error's category stands
     oom = timeout + [_line("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")]
     assert decide(BOOK, match_lines(BOOK, oom, "training"), CATEGORIES, None, CHECKS).category == "user_code"
+    # undecided between it and a hint of the job's own code (an exception raised in the job's files, blind incident
+    # hf-trainer-customloss-emptystack-3node), the hint's category stands: the watchdog names none to vote against it;
+    # a hint lighter than the watchdog names no category
+    raised = [_line('exception raised at: File "/work/sft/sft_loss.py", line 58, in compute_loss => RuntimeError: '
+                    'stack expects a non-empty TensorList', where="findings")]
+    both = decide(BOOK, match_lines(BOOK, timeout + raised, "training"), CATEGORIES, None, CHECKS)
+    assert (both.fault, both.category) == (None, "user_code")
+    thin = decide(BOOK, match_lines(BOOK, timeout * 3, "training"), CATEGORIES, ("framework_bug", 0.45), CHECKS)
+    assert thin.category is None
 
 
 def test_structural_findings_alone_decide_through_the_schema_and_nothing_means_none() -> None:

@@ -214,12 +214,15 @@ def decide(book: SignatureBook, hits: list[Hit], categories: dict[str, Category]
         # one fault, and only hints of it (a watchdog timeout, no root error): named, with a low confidence
         return Decision(fault=best, category=category_of.get(best), confidence=book.confidence["weak"], tier="weak",
                         candidates=candidates, hits=used, check=checks.get(best))
-    # not sure of the fault: the category still, when most of the evidence's weight points to one
+    # not sure of the fault: the category still, when most of the weight of the evidence that has one points to one,
+    # and no less weight than a fault named with none (a watchdog timeout on the peers of a rank whose own exception,
+    # in the job's code, ended it: blind incident hf-trainer-customloss-emptystack-3node)
     by_category: dict[Category | None, float] = {}
     for fault, score in ranked:
         by_category[category_of.get(fault)] = by_category.get(category_of.get(fault), 0.0) + score
-    category, weight = max(by_category.items(), key=lambda kv: kv[1])
-    if weight < CATEGORY_SHARE * sum(by_category.values()):
+    unnamed = by_category.pop(None, 0.0)
+    category, weight = max(by_category.items(), key=lambda kv: kv[1]) if by_category else (None, 0.0)
+    if weight < CATEGORY_SHARE * sum(by_category.values()) or weight < unnamed:
         category = None
     return Decision(fault=None, category=category, confidence=book.confidence["unsure"], tier="unsure",
                     candidates=candidates, hits=[h for h in hits if h.fault in {c.fault for c in candidates}],
