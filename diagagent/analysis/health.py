@@ -428,8 +428,10 @@ def _peer_driver(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[s
     of four, 550.127.08 on the others)."""
     values = {host: by_kind["nvidia-smi"].values["driver"] for host, by_kind in readings.items()
               if "nvidia-smi" in by_kind and "driver" in by_kind["nvidia-smi"].values}
-    common, count = Counter(v[0] for v in values.values()).most_common(1)[0] if values else (None, 0)
-    if len(values) < 3 or count * 2 <= len(values):
+    if len(values) < 3:
+        return
+    common, count = Counter(v[0] for v in values.values()).most_common(1)[0]
+    if count * 2 <= len(values):
         return  # no version most nodes share: none of them is the odd one
     shown = next(text for value, _, text in values.values() if value == common).split(":")[-1].strip()
     for host, (value, line, text) in values.items():
