@@ -406,8 +406,7 @@ def _peer_memlock(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[
     buffers it registers, and this node's ranks cannot (NCCL's 'Call to ibv_reg_mr failed', libfabric's -12), where
     the others can; the node's set-up, not the job's (blind incident verl-ray-memlock-ibv-reg-mr: 64 kB on one node,
     unlimited on the others)."""
-    values = {host: by_kind["limits"].values["memlock_bytes"] for host, by_kind in readings.items()
-              if "limits" in by_kind and "memlock_bytes" in by_kind["limits"].values}
+    values = _each_nodes(readings, "limits", "memlock_bytes")
     if len(values) < 2:
         return
     most = max(v[0] for v in values.values())
@@ -426,21 +425,30 @@ def _peer_driver(readings: dict[str, dict[str, Reading]], files_of: dict[tuple[s
     ('CUDA driver version is insufficient for CUDA runtime version') or its kernel module may not match the
     libraries; the node's set-up (blind incident sbatch-slurmout-nemo-old-driver-one-node-4node: 450.248.02 on one node
     of four, 550.127.08 on the others)."""
-    values = {host: by_kind["nvidia-smi"].values["driver"] for host, by_kind in readings.items()
-              if "nvidia-smi" in by_kind and "driver" in by_kind["nvidia-smi"].values}
+    values = _each_nodes(readings, "nvidia-smi", "driver")
     if len(values) < 3:
         return
     common, count = Counter(v[0] for v in values.values()).most_common(1)[0]
     if count * 2 <= len(values):
         return  # no version most nodes share: none of them is the odd one
-    shown = next(text for value, _, text in values.values() if value == common).split(":")[-1].strip()
+
+    def version(text: str) -> str:  # as the line prints it, 'Driver Version : 550.127.08'
+        return text.split(":")[-1].strip()
+
+    shown = next(version(text) for value, _, text in values.values() if value == common)
     for host, (value, line, text) in values.items():
         if value != common:
             signals[host].append(HealthSignal(
                 probe="nvidia-smi", file=files_of[(host, "nvidia-smi")], line=line, text=text.strip(),
                 kind="driver_unlike_peers", severity="error",
-                meaning=f"driver {text.split(':')[-1].strip()} where {count} of {len(values)} nodes run {shown}",
+                meaning=f"driver {version(text)} where {count} of {len(values)} nodes run {shown}",
                 action="Install the driver the other nodes run (or drain the node) and restart its ranks."))
+
+
+def _each_nodes(readings: dict[str, dict[str, Reading]], kind: str, name: str) -> dict[str, tuple[float, int, str]]:
+    """Each node's value `name` from its `kind` probe, where it has one: (value, line, line text)."""
+    return {host: by_kind[kind].values[name] for host, by_kind in readings.items()
+            if kind in by_kind and name in by_kind[kind].values}
 
 
 def _bytes(value: float) -> str:

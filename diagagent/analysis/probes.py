@@ -891,9 +891,9 @@ def parse_load(text: str, file: str) -> Reading:
 # bash's `ulimit -a` ('max locked memory           (kbytes, -l) 64', or 'unlimited'; dash and zsh print
 # 'locked memory(kbytes)   64' and '-l: locked-in-memory size (kbytes) 64') and the kernel's /proc/<pid>/limits
 # ('Max locked memory         65536                65536                bytes': its soft limit, the first value)
-_ULIMIT_MEMLOCK = re.compile(r"^(?:max locked memory\s+\((kbytes|bytes), -l\)|locked memory\((kbytes)\)|-l: "
-                             r"locked-in-memory size \((kbytes)\))\s+(\S+)\s*$", re.IGNORECASE)
-_PROC_MEMLOCK = re.compile(r"^Max locked memory\s+(\S+)\s+\S+\s+(bytes)\s*$")
+_ULIMIT_MEMLOCK = re.compile(r"^(?:max locked memory\s+\((kbytes|bytes), -l\)|locked memory\(kbytes\)|-l: "
+                             r"locked-in-memory size \(kbytes\))\s+(\S+)\s*$", re.IGNORECASE)
+_PROC_MEMLOCK = re.compile(r"^Max locked memory\s+(\S+)\s+\S+\s+bytes\s*$")
 
 
 @reads("ulimit -a or /proc/<pid>/limits output")
@@ -903,16 +903,18 @@ def parse_limits(text: str, file: str) -> Reading:
     ibv_reg_mr failed')."""
     r = Reading()
     for n, line in numbered_lines(text):
-        m = _ULIMIT_MEMLOCK.match(line.strip())
-        value, unit = (m.group(4), next(u for u in m.group(1, 2, 3) if u)) if m else (None, None)
-        if m is None and (m := _PROC_MEMLOCK.match(line.strip())):
-            value, unit = m.group(1), m.group(2)
-        if value is None or "memlock_bytes" in r.values:
+        if "memlock_bytes" in r.values:
+            break
+        if m := _ULIMIT_MEMLOCK.match(line.strip()):  # in kbytes unless bash says bytes
+            value, factor = m.group(2), 1 if (m.group(1) or "").lower() == "bytes" else 1024
+        elif m := _PROC_MEMLOCK.match(line.strip()):
+            value, factor = m.group(1), 1
+        else:
             continue
         if value.lower() in ("unlimited", "infinity"):
             r.values["memlock_bytes"] = (math.inf, n, line)
         elif value.isdigit() and len(value) <= MAX_DIGITS:
-            r.values["memlock_bytes"] = (float(value) * (1024 if unit.lower() == "kbytes" else 1), n, line)
+            r.values["memlock_bytes"] = (float(value) * factor, n, line)
         else:
             r.skip(n)
     return r
